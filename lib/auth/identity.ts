@@ -1,0 +1,40 @@
+// What the gateway knows about the caller, put in `ctx.meta.user` for every action.
+export type Profile = "anon" | "shared" | "standard" | "admin";
+
+export const PROFILE_RANK: Record<string, number> = { anon: 0, shared: 1, standard: 2, admin: 3 };
+
+export interface Identity {
+	Uuid: string;
+	Login: string;
+	Profile: Profile;
+	GroupPath: string;
+	/** Role uuids in the order they apply: root group, groups along the path, auto-applied, assigned, own. */
+	Roles: string[];
+	TokenKind: "session" | "personal" | "impersonation" | "document";
+	SessionId?: string;
+	TokenId?: string;
+	Scopes?: string[];
+	ImpersonatedBy?: string;
+	/** Unix seconds after which the credential is no longer valid. */
+	ExpiresAt: number;
+}
+
+export interface Meta {
+	user?: Identity | null;
+	ip?: string;
+	requestId?: string;
+	userAgent?: string;
+	$statusCode?: number;
+	$responseType?: string;
+	$responseHeaders?: Record<string, string>;
+}
+
+/** The subjects Cells' policies are written against. */
+export function subjectsOf(user: Identity | null | undefined): string[] {
+	if (!user) return ["profile:anon"];
+	return [`user:${user.Login}`, `user:${user.Uuid}`, `profile:${user.Profile}`, ...user.Roles.map((r) => `role:${r}`)];
+}
+
+export function isAdmin(user: Identity | null | undefined): boolean {
+	return user?.Profile === "admin";
+}

@@ -1,0 +1,78 @@
+// Configuration from the environment, read once. Secrets that are not given are generated on first start and
+// kept under DATA_DIR so that a restart keeps tokens valid; a cluster must share JWT_SECRET explicitly.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync, renameSync, existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+export interface CellarConfig {
+	port: number;
+	host: string;
+	dataDir: string;
+	adminLogin: string;
+	adminPassword?: string;
+	transporter?: string;
+	mongoUri?: string;
+	nodeId?: string;
+	logLevel: string;
+	accessTokenTtl: number;
+	refreshTokenTtl: number;
+	maxFailedLogins: number;
+	ipBanThreshold: number;
+	ipBanWindow: number;
+	ipBanDuration: number;
+	bodyLimit: string;
+	requestTimeout: number;
+}
+
+function int(name: string, def: number): number {
+	const v = process.env[name];
+	if (v === undefined || v === "") return def;
+	const n = Number(v);
+	if (!Number.isFinite(n)) throw new Error(`${name} must be a number, got "${v}"`);
+	return n;
+}
+
+export function loadConfig(): CellarConfig {
+	return {
+		port: int("PORT", 8080),
+		host: process.env.HOST || "0.0.0.0",
+		dataDir: resolve(process.env.DATA_DIR || "./data"),
+		adminLogin: process.env.ADMIN_LOGIN || "admin",
+		adminPassword: process.env.ADMIN_PASSWORD || undefined,
+		transporter: process.env.TRANSPORTER || undefined,
+		mongoUri: process.env.MONGO_URI || undefined,
+		nodeId: process.env.NODE_ID || undefined,
+		logLevel: process.env.LOG_LEVEL || "info",
+		accessTokenTtl: int("ACCESS_TOKEN_TTL", 600),
+		refreshTokenTtl: int("REFRESH_TOKEN_TTL", 30 * 24 * 3600),
+		maxFailedLogins: int("MAX_FAILED_LOGINS", 10),
+		ipBanThreshold: int("IP_BAN_THRESHOLD", 30),
+		ipBanWindow: int("IP_BAN_WINDOW", 300),
+		ipBanDuration: int("IP_BAN_DURATION", 900),
+		bodyLimit: process.env.BODY_LIMIT || "1mb",
+		requestTimeout: int("REQUEST_TIMEOUT", 30000),
+	};
+}
+
+export function ensureDir(dir: string): string {
+	mkdirSync(dir, { recursive: true });
+	return dir;
+}
+
+/** Writes a file so that a crash leaves either the old or the new content, never a mix. */
+export function writeFileAtomic(file: string, data: string | Buffer, mode = 0o600): void {
+	const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+	writeFileSync(tmp, data, { mode });
+	renameSync(tmp, file);
+}
+
+/** A secret from the environment, or one generated once and kept in DATA_DIR. */
+export function secret(envName: string, fileName: string, dataDir: string): string {
+	const fromEnv = process.env[envName];
+	if (fromEnv) return fromEnv;
+	const file = join(ensureDir(dataDir), fileName);
+	if (existsSync(file)) return readFileSync(file, "utf8").trim();
+	const value = randomBytes(32).toString("base64url");
+	writeFileAtomic(file, value);
+	return value;
+}

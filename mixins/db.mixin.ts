@@ -1,0 +1,114 @@
+// Storage for a service: moleculer-db on an NeDB file under DATA_DIR by default, on MongoDB when MONGO_URI is
+// set. moleculer-db's generated CRUD actions are switched off: services publish Cells' routes only and reach
+// the store through the small typed helpers below, which behave the same on both adapters.
+import DbService from "moleculer-db";
+import MongoAdapter from "moleculer-db-adapter-mongo";
+import type { ServiceSchema } from "moleculer";
+import { join } from "node:path";
+import { ensureDir, loadConfig } from "../lib/config";
+
+export interface Doc {
+	_id: string;
+	[key: string]: unknown;
+}
+
+export interface FindOptions {
+	query?: Record<string, unknown>;
+	sort?: string[];
+	limit?: number;
+	offset?: number;
+}
+
+/** The store calls a service makes; moleculer-db's adapter, typed. */
+export interface Store<T extends Doc> {
+	find(opts?: FindOptions): Promise<T[]>;
+	findOne(query: Record<string, unknown>): Promise<T | null>;
+	get(id: string): Promise<T | null>;
+	count(query?: Record<string, unknown>): Promise<number>;
+	insert(doc: T): Promise<T>;
+	replace(doc: T): Promise<T>;
+	patch(id: string, fields: Partial<T>): Promise<T | null>;
+	remove(id: string): Promise<boolean>;
+	removeMany(query: Record<string, unknown>): Promise<number>;
+}
+
+interface RawAdapter {
+	find(p: { query?: object; sort?: string[]; limit?: number; offset?: number }): Promise<unknown[]>;
+	findOne(q: object): Promise<unknown>;
+	findById(id: string): Promise<unknown>;
+	count(p: { query?: object }): Promise<number>;
+	insert(doc: object): Promise<unknown>;
+	updateById(id: string, update: object): Promise<unknown>;
+	removeById(id: string): Promise<unknown>;
+	removeMany(q: object): Promise<unknown>;
+}
+
+function clean<T>(doc: unknown): T | null {
+	if (!doc || typeof doc !== "object") return null;
+	return JSON.parse(JSON.stringify(doc)) as T;
+}
+
+export function makeStore<T extends Doc>(adapter: RawAdapter): Store<T> {
+	return {
+		async find(opts = {}) {
+			return (await adapter.find({ query: opts.query ?? {}, sort: opts.sort, limit: opts.limit, offset: opts.offset })).map((d) => clean<T>(d) as T);
+		},
+		async findOne(query) {
+			return clean<T>(await adapter.findOne(query));
+		},
+		async get(id) {
+			return clean<T>(await adapter.findOne({ _id: id }));
+		},
+		async count(query = {}) {
+			return adapter.count({ query });
+		},
+		async insert(doc) {
+			return clean<T>(await adapter.insert(doc)) as T;
+		},
+		async replace(doc) {
+			const old = (await adapter.findOne({ _id: doc._id })) as Record<string, unknown> | null;
+			if (!old) return clean<T>(await adapter.insert(doc)) as T;
+			const { _id, ...fields } = doc;
+			const unset: Record<string, 1> = {};
+			for (const k of Object.keys(old)) if (k !== "_id" && !(k in fields)) unset[k] = 1;
+			const update: Record<string, unknown> = { $set: fields };
+			if (Object.keys(unset).length) update.$unset = unset;
+			return clean<T>(await adapter.updateById(_id, update)) as T;
+		},
+		async patch(id, fields) {
+			const { _id, ...rest } = fields as Doc;
+			return clean<T>(await adapter.updateById(id, { $set: rest }));
+		},
+		async remove(id) {
+			return !!(await adapter.removeById(id));
+		},
+		async removeMany(query) {
+			const n = await adapter.removeMany(query);
+			return typeof n === "number" ? n : Number((n as { deletedCount?: number })?.deletedCount ?? 0);
+		},
+	};
+}
+
+const DISABLED = ["find", "count", "list", "create", "insert", "get", "update", "remove"];
+
+/** `DbMixin("users")`: a store named after its collection, reachable as `this.store` in the service. */
+export function DbMixin(collection: string): Partial<ServiceSchema> {
+	const schema = {
+		mixins: [DbService as unknown as Partial<ServiceSchema>],
+		collection,
+		settings: { idField: "_id" },
+		actions: Object.fromEntries(DISABLED.map((a) => [a, false])),
+		// The adapter is chosen when the service is created, not when this file is imported, so that each broker
+		// (a test's, a node's) uses the DATA_DIR / MONGO_URI in force when it starts.
+		created(this: { store: Store<Doc>; adapter: RawAdapter & { init(b: unknown, s: unknown): void }; broker: unknown }) {
+			const cfg = loadConfig();
+			const adapter = cfg.mongoUri
+				? new MongoAdapter(cfg.mongoUri)
+				: new DbService.MemoryAdapter({ filename: join(ensureDir(join(cfg.dataDir, "db")), `${collection}.db`), autoload: true });
+			this.adapter = adapter as unknown as typeof this.adapter;
+			this.adapter.init(this.broker, this);
+			this.store = makeStore(this.adapter);
+		},
+	};
+	return schema as unknown as Partial<ServiceSchema>;
+}

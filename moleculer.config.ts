@@ -1,0 +1,45 @@
+// Broker configuration, from the environment. No TRANSPORTER: every service in one process. TRANSPORTER=redis://…
+// (or any Moleculer transporter URL): a cluster where calls are balanced and reads are retried at the caller.
+import type { BrokerOptions } from "moleculer";
+import { loadConfig } from "./lib/config";
+
+const cfg = loadConfig();
+
+const config: BrokerOptions = {
+	namespace: process.env.NAMESPACE || "cellar",
+	nodeID: cfg.nodeId || undefined,
+	transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
+	logger: cfg.logLevel === "silent" ? false : { type: "Console", options: { level: cfg.logLevel, formatter: "short" } },
+	logLevel: cfg.logLevel === "silent" ? undefined : (cfg.logLevel as BrokerOptions["logLevel"]),
+	serializer: "JSON",
+	requestTimeout: cfg.requestTimeout,
+	// Retries are opt-in per action (`retryPolicy: { enabled: true }` on reads): a write is never replayed.
+	retryPolicy: {
+		enabled: false,
+		retries: 3,
+		delay: 100,
+		maxDelay: 1000,
+		factor: 2,
+		check: (err: Error) => !!(err as { retryable?: boolean }).retryable,
+	},
+	registry: { strategy: "RoundRobin", preferLocal: true },
+	heartbeatInterval: Number(process.env.HEARTBEAT_INTERVAL || 5),
+	heartbeatTimeout: Number(process.env.HEARTBEAT_TIMEOUT || 15),
+	circuitBreaker: {
+		enabled: true,
+		threshold: 0.5,
+		minRequestCount: 20,
+		windowTime: 60,
+		halfOpenTime: 10_000,
+		check: (err: Error) => ((err as unknown as { code?: number }).code ?? 500) >= 500,
+	},
+	metrics: { enabled: process.env.METRICS === "true", reporter: ["Prometheus"] },
+	tracing: { enabled: false },
+	validator: true,
+	errorHandler(err, info) {
+		// Client errors are answers, not failures: only the rest is logged by the gateway.
+		throw err;
+	},
+};
+
+export = config;

@@ -1,0 +1,199 @@
+/**
+ * api — the HTTP gateway (moleculer-web). Publishes every service's `rest` actions under /a (auto-aliases),
+ * decodes Cells JSON requests and encodes responses once, at the edge (lib/cells/codec), resolves the caller's
+ * credentials (auth.resolve, cached) and enforces IP bans and the REST security policies before any action runs.
+ * Consumes: `identity.changed`, `token.revoked` (clear the credential cache), `policy.changed` (reload policies).
+ * Emits nothing.
+ */
+import type { Context, Service, ServiceSchema } from "moleculer";
+import ApiGateway, { type ApiSettingsSchema, type ApiRouteSchema } from "moleculer-web";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { randomUUID } from "node:crypto";
+import { loadConfig } from "../lib/config";
+import { decode, encode } from "../lib/cells/codec";
+import { findOperation, type Operation } from "../lib/cells/spec";
+import { toRestError, ForbiddenError, UnauthorizedError, NotFoundError } from "../lib/errors";
+import { subjectsOf, type Identity, type Meta } from "../lib/auth/identity";
+import { AccessControl, type AccessSnapshot } from "../lib/gateway/access";
+import { IdentityCache } from "../lib/gateway/identity-cache";
+
+const cfg = loadConfig();
+// Set once the service exists: the request log goes through the service's logger (and its LOG_LEVEL).
+let requestLogger: (line: string) => void = () => {};
+
+type Req = IncomingMessage & {
+	body?: unknown;
+	$params?: Record<string, unknown>;
+	$ctx?: Context<unknown, Meta>;
+	$alias?: Alias;
+	originalUrl?: string;
+	$started?: number;
+};
+interface Alias {
+	method: string;
+	path: string;
+	fullPath: string;
+	$op?: Operation | null;
+	$pathKeys?: string[];
+}
+
+function clientIp(req: IncomingMessage): string {
+	const raw = req.socket.remoteAddress ?? "";
+	return raw.startsWith("::ffff:") ? raw.slice(7) : raw;
+}
+
+function bearer(req: IncomingMessage): string | undefined {
+	const h = req.headers.authorization;
+	if (h && h.startsWith("Bearer ")) return h.slice(7).trim() || undefined;
+	return undefined;
+}
+
+function operationOf(alias: Alias): Operation | undefined {
+	if (alias.$op === undefined) {
+		alias.$op = findOperation(alias.method, alias.path) ?? null;
+		alias.$pathKeys = [...alias.path.matchAll(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]);
+	}
+	return alias.$op ?? undefined;
+}
+
+const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> = {
+	name: "api",
+	mixins: [ApiGateway],
+	settings: {
+		port: cfg.port,
+		ip: cfg.host,
+		// autoAliases regenerate after service changes; keep the window short so a starting node answers soon.
+		debounceTime: 100,
+		log4XXResponses: false,
+		logRequest: null,
+		logResponse: null,
+		use: [
+			function requestLog(req: Req, res: ServerResponse, next: () => void) {
+				const started = process.hrtime.bigint();
+				const id = (req.headers["x-request-id"] as string | undefined)?.slice(0, 128) || randomUUID();
+				res.setHeader("X-Request-Id", id);
+				res.once("finish", () => {
+					const ms = Number(process.hrtime.bigint() - started) / 1e6;
+					const user = req.$ctx?.meta.user?.Login ?? "-";
+					requestLogger(`${req.method} ${req.originalUrl ?? req.url} ${res.statusCode} ${ms.toFixed(1)}ms ${user}`);
+				});
+				next();
+			},
+		] as unknown as ApiSettingsSchema["use"],
+		cors: {
+			origin: "*",
+			methods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"],
+			allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id", "X-Pydio-Language", "X-Pydio-Minisite"],
+			exposedHeaders: ["X-Request-Id"],
+			maxAge: 3600,
+		},
+		routes: [
+			{
+				path: "/a",
+				autoAliases: true,
+				mappingPolicy: "restrict",
+				bodyParsers: { json: { strict: true, limit: cfg.bodyLimit }, urlencoded: false },
+				callOptions: { timeout: cfg.requestTimeout },
+				onBeforeCall(this: GatewayThis, ctx: Context<unknown, Meta>, _route: unknown, req: Req, _res: ServerResponse, alias: Alias) {
+					return this.prepareCall(ctx, req, alias);
+				},
+				onAfterCall(this: GatewayThis, ctx: Context<unknown, Meta>, _route: unknown, req: Req, _res: ServerResponse, data: unknown) {
+					const op = req.$alias ? operationOf(req.$alias) : undefined;
+					if (!op?.response || ctx.meta.$responseType || data === null || typeof data !== "object" || Buffer.isBuffer(data)) return data;
+					if (typeof (data as { pipe?: unknown }).pipe === "function") return data;
+					return encode(data, op.response, op.defs) ?? {};
+				},
+			} as unknown as ApiRouteSchema,
+		],
+		onError: function (this: GatewayThis, req: Req, res: ServerResponse, err: unknown) {
+			this.writeError(req, res, err);
+		} as unknown as ApiSettingsSchema["onError"],
+	},
+	events: {
+		"identity.changed"(this: GatewayThis) {
+			this.identities.clear();
+		},
+		"token.revoked"(this: GatewayThis) {
+			this.identities.clear();
+		},
+		"policy.changed"(this: GatewayThis) {
+			this.access.invalidate();
+			this.identities.clear();
+		},
+	},
+	methods: {
+		async prepareCall(this: GatewayThis, ctx: Context<unknown, Meta>, req: Req, alias: Alias) {
+			const ip = clientIp(req);
+			ctx.meta.ip = ip;
+			ctx.meta.userAgent = String(req.headers["user-agent"] ?? "").slice(0, 256);
+			const snapshot = await this.access.current();
+			if (this.access.isBanned(snapshot, ip)) throw new ForbiddenError(`Access from ${ip} is temporarily banned`, "ip.banned");
+
+			const op = operationOf(alias);
+			if (op && req.body !== undefined && req.$params) {
+				const decoded = (decode(req.body, op.request ?? { type: "object" }, op.defs) ?? {}) as Record<string, unknown>;
+				const keep: Record<string, unknown> = {};
+				for (const k of alias.$pathKeys ?? []) if (k in req.$params) keep[k] = req.$params[k];
+				if (req.body && typeof req.body === "object") for (const k of Object.keys(req.body)) delete req.$params[k];
+				Object.assign(req.$params, decoded, keep);
+			}
+
+			const token = bearer(req);
+			ctx.meta.user = token ? await this.resolveIdentity(ctx, token) : null;
+
+			const path = (req.originalUrl ?? req.url ?? "").split("?")[0].slice(2) || "/";
+			if (!this.access.allowed(snapshot, subjectsOf(ctx.meta.user), `rest:${path}`, req.method ?? "GET", ip)) {
+				if (ctx.meta.user) throw new ForbiddenError(`You are not allowed to call ${req.method} /a${alias.path}`, "rest.forbidden");
+				throw new UnauthorizedError("You must be logged in to call this operation", "unauthorized");
+			}
+		},
+
+		async resolveIdentity(this: GatewayThis, ctx: Context<unknown, Meta>, token: string): Promise<Identity> {
+			const hit = this.identities.get(token);
+			if (hit) return hit;
+			const identity = await ctx.call<Identity, { token: string }>("auth.resolve", { token }, { meta: { ip: ctx.meta.ip } });
+			this.identities.set(token, identity);
+			return identity;
+		},
+
+		writeError(this: GatewayThis, req: Req, res: ServerResponse, err: unknown) {
+			const e = err as { name?: string; code?: number; status?: number; type?: string };
+			let mapped = err;
+			if (e?.name === "NotFoundError" && e.code === 404 && !(err instanceof NotFoundError)) mapped = new NotFoundError("Unknown API route", "route.not.found");
+			else if (typeof e?.status === "number" && e.code === undefined) mapped = { ...e, message: (err as Error).message, code: e.status, type: e.status === 413 ? "payload.too.large" : "bad.request" };
+			const { status, body } = toRestError(mapped);
+			if (status >= 500) this.logger.error(`${req.method} ${req.originalUrl ?? req.url}:`, err);
+			if (res.headersSent) return void res.end();
+			res.statusCode = status;
+			res.setHeader("Content-Type", "application/json; charset=utf-8");
+			res.end(JSON.stringify(body));
+		},
+	},
+	created(this: GatewayThis) {
+		// Read when the service is created: a test or a second node in the same process may use another port.
+		const now = loadConfig();
+		this.settings.port = now.port;
+		this.settings.ip = now.host;
+		requestLogger = (line) => this.logger.info(line);
+		this.identities = new IdentityCache();
+		this.access = new AccessControl(() => this.broker.call<AccessSnapshot, Record<string, never>>("policy.snapshot", {}, { timeout: cfg.requestTimeout, retries: 2 }));
+	},
+	started(this: GatewayThis) {
+		const addr = this.server?.address?.() as { port?: number } | null | undefined;
+		if (addr?.port) this.logger.info(`Cellar gateway listening on http://127.0.0.1:${addr.port}/a`);
+	},
+};
+
+interface GatewayVars {
+	identities: IdentityCache;
+	access: AccessControl;
+	server?: { address?: () => unknown };
+}
+interface GatewayMethods {
+	prepareCall(ctx: Context<unknown, Meta>, req: Req, alias: Alias): Promise<void>;
+	resolveIdentity(ctx: Context<unknown, Meta>, token: string): Promise<Identity>;
+	writeError(req: Req, res: ServerResponse, err: unknown): void;
+}
+type GatewayThis = Service<ApiSettingsSchema> & GatewayVars & GatewayMethods;
+
+export = ApiService;
