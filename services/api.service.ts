@@ -126,6 +126,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			const ip = clientIp(req);
 			ctx.meta.ip = ip;
 			ctx.meta.userAgent = String(req.headers["user-agent"] ?? "").slice(0, 256);
+			if (req.headers.cookie) ctx.meta.cookie = req.headers.cookie;
 			const snapshot = await this.access.current();
 			if (this.access.isBanned(snapshot, ip)) throw new ForbiddenError(`Access from ${ip} is temporarily banned`, "ip.banned");
 

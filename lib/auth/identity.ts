@@ -24,6 +24,8 @@ export interface Meta {
 	ip?: string;
 	requestId?: string;
 	userAgent?: string;
+	/** Raw Cookie header: only the session endpoint reads it (the refresh token lives in a cookie). */
+	cookie?: string;
 	$statusCode?: number;
 	$responseType?: string;
 	$responseHeaders?: Record<string, string>;

@@ -99,7 +99,10 @@ export function encode(value: unknown, schema: Schema | undefined, defs: Defs): 
 				const name = typeof value === "number" ? s.enum[value] : value;
 				return name === s.enum[0] ? undefined : name;
 			}
-			if (s.format === "int64" || s.format === "uint64") return typeof value === "number" ? String(Math.trunc(value)) : value;
+			if (s.format === "int64" || s.format === "uint64") {
+				const str = typeof value === "number" ? String(Math.trunc(value)) : value;
+				return str === "0" ? undefined : str;
+			}
 			return value;
 		default:
 			return value;

@@ -1,0 +1,113 @@
+// Users and groups as stored, and the pure parts of their handling: search matching, public views, locks.
+import type { Doc } from "../../mixins/db.mixin";
+import type { ResourcePolicy } from "./resource-policy";
+import { joinGroupPath, wildcard } from "./validate";
+
+export interface UserDoc extends Doc {
+	Uuid: string;
+	Login?: string;
+	GroupPath: string;
+	IsGroup?: boolean;
+	GroupLabel?: string;
+	Attributes: Record<string, string>;
+	PasswordHash?: string;
+	/** Roles given explicitly (teams, admin-assigned): not the root, group, profile or personal roles. */
+	Roles: string[];
+	Policies: ResourcePolicy[];
+	LastConnected?: number;
+	CreatedAt?: number;
+}
+
+export interface UserQuery {
+	Uuid?: string;
+	Login?: string;
+	GroupPath?: string;
+	Recursive?: boolean;
+	FullPath?: string;
+	AttributeName?: string;
+	AttributeValue?: string;
+	AttributeAnyValue?: boolean;
+	NodeType?: "UNKNOWN" | "USER" | "GROUP";
+	HasRole?: string;
+	HasProfile?: string;
+	ConnectedSince?: string;
+	not?: boolean;
+}
+
+/** Attributes only the server writes: never accepted from a client, never shown. */
+export const PRIVATE_ATTRIBUTE = /^pydio:/;
+
+export function profileOf(u: UserDoc): string {
+	return u.Attributes.profile || "standard";
+}
+
+export function locksOf(u: UserDoc): string[] {
+	try {
+		const v = JSON.parse(u.Attributes.locks ?? "[]");
+		return Array.isArray(v) ? v.filter((x) => typeof x === "string") : [];
+	} catch {
+		return [];
+	}
+}
+
+export function isLocked(u: UserDoc): boolean {
+	return locksOf(u).includes("logout");
+}
+
+export function fullPathOf(u: UserDoc): string {
+	return u.IsGroup ? joinGroupPath(u.GroupPath, u.GroupLabel ?? "") : joinGroupPath(u.GroupPath, u.Login ?? "");
+}
+
+function durationSeconds(spec: string): number | undefined {
+	const m = /^(\d+)([smhd])$/.exec(spec);
+	if (!m) return undefined;
+	return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as "s" | "m" | "h" | "d"];
+}
+
+export function matchesQuery(u: UserDoc, q: UserQuery, roleOrder: string[], now = Date.now() / 1000): boolean {
+	let ok = true;
+	if (q.Uuid) ok &&= u.Uuid === q.Uuid;
+	if (q.Login) {
+		const re = wildcard(q.Login);
+		// Cells: a login ending in "*" also matches the display name.
+		ok &&= re.test(u.Login ?? u.GroupLabel ?? "") || (q.Login.endsWith("*") && re.test(u.Attributes.displayName ?? ""));
+	}
+	if (q.GroupPath !== undefined && q.GroupPath !== "") {
+		const base = q.GroupPath.length > 1 ? q.GroupPath.replace(/\/+$/, "") : "/";
+		ok &&= q.Recursive ? u.GroupPath === base || u.GroupPath.startsWith(base === "/" ? "/" : `${base}/`) : u.GroupPath === base;
+	}
+	if (q.FullPath) ok &&= fullPathOf(u) === q.FullPath.replace(/\/+$/, "");
+	if (q.AttributeName) {
+		const v = u.Attributes[q.AttributeName];
+		ok &&= q.AttributeAnyValue ? v !== undefined : q.AttributeValue !== undefined && v !== undefined && wildcard(q.AttributeValue).test(v);
+	}
+	if (q.NodeType === "USER") ok &&= !u.IsGroup;
+	if (q.NodeType === "GROUP") ok &&= !!u.IsGroup;
+	if (q.HasRole) ok &&= roleOrder.includes(q.HasRole);
+	if (q.HasProfile) ok &&= !u.IsGroup && profileOf(u) === q.HasProfile;
+	if (q.ConnectedSince) {
+		const m = /^([<>])(.+)$/.exec(q.ConnectedSince);
+		const secs = m ? durationSeconds(m[2]) : undefined;
+		if (m && secs !== undefined) {
+			const since = now - secs;
+			ok &&= m[1] === "<" ? (u.LastConnected ?? 0) >= since : (u.LastConnected ?? 0) < since;
+		}
+	}
+	return q.not ? !ok : ok;
+}
+
+/** What a client may see of a user: no hash, no private attributes. */
+export function publicUser(u: UserDoc): Record<string, unknown> {
+	const attributes: Record<string, string> = {};
+	for (const [k, v] of Object.entries(u.Attributes)) if (!PRIVATE_ATTRIBUTE.test(k)) attributes[k] = v;
+	return {
+		Uuid: u.Uuid,
+		Login: u.IsGroup ? undefined : u.Login,
+		GroupPath: u.GroupPath,
+		IsGroup: u.IsGroup,
+		GroupLabel: u.GroupLabel,
+		Attributes: attributes,
+		Policies: u.Policies,
+		LastConnected: u.LastConnected,
+	};
+}

@@ -1,0 +1,165 @@
+/**
+ * auth — stateless: logs users in (POST /frontend/session: credentials, refresh, logout), revokes tokens, and
+ * turns a Bearer credential into an Identity for the gateway (`auth.resolve`). Sessions and personal tokens are
+ * stored by the tokens service, users by the users service, so this service can run on any number of nodes.
+ * Emits `auth.login.failed` {ip, login} and `auth.login.succeeded` {ip, login} (the policy service bans
+ * addresses that fail too often), `token.revoked`.
+ */
+import type { Context, ServiceSchema } from "moleculer";
+import { BadRequestError, UnauthorizedError } from "../lib/errors";
+import { loadConfig } from "../lib/config";
+import type { Identity, Meta, Profile } from "../lib/auth/identity";
+import { decodeUnverified, looksLikeJwt, signAccess, signId, verifyAccess } from "../lib/auth/jwt";
+
+interface AuthInfo {
+	Uuid: string;
+	Login: string;
+	Profile: Profile;
+	GroupPath: string;
+	Roles: string[];
+	Locked: boolean;
+	Hidden: boolean;
+}
+interface SessionGrant {
+	sessionId: string;
+	refreshToken: string;
+	refreshExpiresAt: number;
+}
+interface PersonalGrant {
+	TokenId: string;
+	Kind: "personal" | "impersonation" | "document";
+	UserUuid: string;
+	UserLogin: string;
+	Scopes?: string[];
+	ExpiresAt: number;
+	ImpersonatedBy?: string;
+}
+
+const COOKIE = "pydio";
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+	for (const part of (header ?? "").split(";")) {
+		const [k, ...v] = part.trim().split("=");
+		if (k === name) return decodeURIComponent(v.join("="));
+	}
+	return undefined;
+}
+
+function sessionCookie(value: string, maxAge: number): string {
+	return `${COOKIE}=${encodeURIComponent(value)}; Path=/a/frontend/session; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAge))}`;
+}
+
+const AuthService: ServiceSchema = {
+	name: "auth",
+	settings: { rest: "/" },
+	actions: {
+		session: {
+			rest: "POST /frontend/session",
+			params: {
+				AuthInfo: { type: "record", optional: true, key: { type: "string", max: 64 }, value: { type: "string", max: 8192 } },
+				ClientTime: { type: "number", optional: true },
+				Logout: { type: "boolean", optional: true },
+			},
+			async handler(ctx: Context<{ AuthInfo?: Record<string, string>; Logout?: boolean }, Meta>) {
+				const info = ctx.params.AuthInfo ?? {};
+				const type = ctx.params.Logout ? "logout" : info.type;
+				if (type === "credentials") return this.loginWithPassword(ctx, info.login, info.password);
+				if (type === "refresh") return this.refresh(ctx, info.refresh_token || cookieValue(ctx.meta.cookie, COOKIE));
+				if (type === "logout") return this.logout(ctx);
+				throw new BadRequestError(`AuthInfo.type must be credentials, refresh or logout${type ? ` (got "${type}")` : ""}`);
+			},
+		},
+		revoke: {
+			rest: "POST /auth/token/revoke",
+			params: { TokenId: { type: "string", min: 1, max: 4096 } },
+			async handler(ctx: Context<{ TokenId: string }, Meta>) {
+				return this.revoke(ctx, ctx.params.TokenId);
+			},
+		},
+		resolve: {
+			visibility: "public",
+			retryPolicy: { enabled: true },
+			params: { token: { type: "string", min: 1, max: 8192 } },
+			async handler(ctx: Context<{ token: string }, Meta>): Promise<Identity> {
+				return this.resolve(ctx, ctx.params.token);
+			},
+		},
+	},
+	methods: {
+		async loginWithPassword(ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined) {
+			if (!login || !password) throw new BadRequestError("AuthInfo.login and AuthInfo.password are required");
+			let user: AuthInfo;
+			try {
+				user = await ctx.call("users.checkPassword", { login, password });
+			} catch (e) {
+				if ((e as { code?: number }).code === 401) ctx.emit("auth.login.failed", { ip: ctx.meta.ip, login });
+				throw e;
+			}
+			if (user.Hidden) throw new UnauthorizedError("You are not allowed to log in to this interface", "login.forbidden");
+			const grant: SessionGrant = await ctx.call("tokens.createSession", { userUuid: user.Uuid, login: user.Login, ip: ctx.meta.ip, userAgent: ctx.meta.userAgent });
+			ctx.emit("auth.login.succeeded", { ip: ctx.meta.ip, login: user.Login });
+			return this.grant(ctx, user, grant);
+		},
+		async refresh(ctx: Context<unknown, Meta>, refreshToken: string | undefined) {
+			if (!refreshToken) throw new UnauthorizedError("No refresh token in this session", "token.missing");
+			const grant: SessionGrant & { userUuid: string } = await ctx.call("tokens.refreshSession", { refreshToken });
+			const user: AuthInfo | null = await ctx.call("users.authInfo", { uuid: grant.userUuid });
+			if (!user) throw new UnauthorizedError("User no longer exists", "user.notfound");
+			if (user.Locked) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
+			return this.grant(ctx, user, grant);
+		},
+		async logout(ctx: Context<unknown, Meta>) {
+			let sessionId = ctx.meta.user?.SessionId;
+			const refresh = cookieValue(ctx.meta.cookie, COOKIE);
+			if (!sessionId && refresh) sessionId = refresh.split(".")[0];
+			if (sessionId) await ctx.call("tokens.deleteSession", { sessionId });
+			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie("", 0) };
+			return {};
+		},
+		grant(ctx: Context<unknown, Meta>, user: AuthInfo, session: SessionGrant) {
+			const cfg = loadConfig();
+			const access = signAccess({ sub: user.Uuid, name: user.Login, sid: session.sessionId }, cfg.accessTokenTtl);
+			const idToken = signId({ sub: user.Uuid, name: user.Login, profile: user.Profile }, cfg.accessTokenTtl);
+			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie(session.refreshToken, session.refreshExpiresAt - Date.now() / 1000) };
+			return {
+				JWT: access.token,
+				ExpireTime: access.exp,
+				Token: { AccessToken: access.token, IDToken: idToken, ExpiresAt: String(access.exp), RefreshToken: session.refreshToken },
+			};
+		},
+		async revoke(ctx: Context<unknown, Meta>, token: string) {
+			if (looksLikeJwt(token)) {
+				const claims = decodeUnverified(token);
+				if (!claims?.sid) throw new BadRequestError("TokenId is not a token issued by this server");
+				// Only the token's owner or an admin may end its session.
+				if (ctx.meta.user?.Profile !== "admin" && ctx.meta.user?.Uuid !== claims.sub) throw new UnauthorizedError("You may only revoke your own tokens", "token.forbidden");
+				await ctx.call("tokens.deleteSession", { sessionId: claims.sid });
+			} else {
+				await ctx.call("tokens.revokeValue", { token });
+			}
+			await ctx.broadcast("token.revoked", {});
+			return { Success: true, Message: "Token successfully invalidated" };
+		},
+		async resolve(ctx: Context<unknown, Meta>, token: string): Promise<Identity> {
+			let base: Pick<Identity, "TokenKind" | "SessionId" | "TokenId" | "Scopes" | "ImpersonatedBy" | "ExpiresAt">;
+			let uuid: string;
+			if (looksLikeJwt(token)) {
+				const claims = verifyAccess(token);
+				const session = await ctx.call("tokens.getSession", { sessionId: claims.sid });
+				if (!session) throw new UnauthorizedError("Token has been revoked", "token.revoked");
+				uuid = claims.sub;
+				base = { TokenKind: "session", SessionId: claims.sid, ExpiresAt: claims.exp };
+			} else {
+				const pat: PersonalGrant = await ctx.call("tokens.resolvePersonal", { token });
+				uuid = pat.UserUuid;
+				base = { TokenKind: pat.Kind, TokenId: pat.TokenId, Scopes: pat.Scopes, ImpersonatedBy: pat.ImpersonatedBy, ExpiresAt: pat.ExpiresAt };
+			}
+			const user: AuthInfo | null = await ctx.call("users.authInfo", { uuid });
+			if (!user) throw new UnauthorizedError("User no longer exists", "user.notfound");
+			if (user.Locked) throw new UnauthorizedError("User is locked - Please contact your admin", "user.context");
+			return { Uuid: user.Uuid, Login: user.Login, Profile: user.Profile, GroupPath: user.GroupPath, Roles: user.Roles, ...base };
+		},
+	},
+};
+
+export = AuthService;

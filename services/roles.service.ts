@@ -1,0 +1,236 @@
+/**
+ * roles — owns roles: the root group role, profile roles (AutoApplies), team roles, and the personal role of
+ * every user and group (same uuid as the user or group). Roles carry resource policies; their ACLs live in the
+ * acl service. Emits `identity.changed` after any change (gateways drop cached identities).
+ */
+import type { Context, ServiceSchema } from "moleculer";
+import { randomUUID } from "node:crypto";
+import { DbMixin, type Doc, type Store } from "../mixins/db.mixin";
+import { ForbiddenError, NotFoundError, BadRequestError } from "../lib/errors";
+import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
+import { hasPolicy, requireUser, defaultPolicies, type ResourcePolicy } from "../lib/identity/resource-policy";
+import { checkIdentifier, wildcard } from "../lib/identity/validate";
+
+export interface Role {
+	Uuid: string;
+	Label: string;
+	IsTeam?: boolean;
+	GroupRole?: boolean;
+	UserRole?: boolean;
+	AutoApplies?: string[];
+	ForceOverride?: boolean;
+	Policies?: ResourcePolicy[];
+	LastUpdated?: number;
+	PoliciesContextEditable?: boolean;
+}
+type RoleDoc = Role & Doc;
+
+interface RoleQuery {
+	Uuid?: string[];
+	Label?: string;
+	IsTeam?: boolean;
+	IsGroupRole?: boolean;
+	IsUserRole?: boolean;
+	HasAutoApply?: boolean;
+	not?: boolean;
+}
+
+const DEFAULT_ROLES: Role[] = [
+	{ Uuid: "ROOT_GROUP", Label: "Root Group", GroupRole: true },
+	{ Uuid: "ADMINS", Label: "Administrators", AutoApplies: ["admin"] },
+	{ Uuid: "EXTERNAL_USERS", Label: "External Users", AutoApplies: ["shared"] },
+];
+
+const policyParam = { type: "array", optional: true, items: "object" } as const;
+const roleParams = {
+	Uuid: { type: "string", min: 1, max: 128 },
+	Label: { type: "string", optional: true, max: 255 },
+	IsTeam: { type: "boolean", optional: true },
+	GroupRole: { type: "boolean", optional: true },
+	UserRole: { type: "boolean", optional: true },
+	AutoApplies: { type: "array", optional: true, items: { type: "enum", values: ["admin", "standard", "shared"] } },
+	ForceOverride: { type: "boolean", optional: true },
+	Policies: policyParam,
+	LastUpdated: { type: "number", optional: true },
+	PoliciesContextEditable: { type: "boolean", optional: true },
+} as const;
+
+function toRole(doc: RoleDoc): Role {
+	const { _id, ...role } = doc;
+	return role;
+}
+
+function matches(r: Role, q: RoleQuery): boolean {
+	let ok = true;
+	if (q.Uuid?.length) ok &&= q.Uuid.includes(r.Uuid);
+	if (q.Label) ok &&= wildcard(q.Label.includes("*") ? q.Label : `*${q.Label}*`).test(r.Label ?? "");
+	if (q.IsTeam) ok &&= !!r.IsTeam;
+	if (q.IsGroupRole) ok &&= !!r.GroupRole;
+	if (q.IsUserRole) ok &&= !!r.UserRole;
+	if (q.HasAutoApply) ok &&= !!r.AutoApplies?.length;
+	return q.not ? !ok : ok;
+}
+
+const RolesService: ServiceSchema = {
+	name: "roles",
+	mixins: [DbMixin("roles")],
+	settings: { rest: "/" },
+	actions: {
+		search: {
+			rest: "POST /role",
+			retryPolicy: { enabled: true },
+			params: {
+				Queries: { type: "array", optional: true, items: "object" },
+				ResourcePolicyQuery: { type: "object", optional: true },
+				Offset: { type: "number", optional: true, integer: true, min: 0 },
+				Limit: { type: "number", optional: true, integer: true, min: 0 },
+				GroupBy: { type: "number", optional: true },
+				Operation: { type: "enum", optional: true, values: ["OR", "AND"] },
+			},
+			async handler(ctx: Context<{ Queries?: RoleQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND" }, Meta>) {
+				const user = requireUser(ctx);
+				const all = (await this.allRoles()).filter((r: Role) => hasPolicy(r.Policies, user, "READ"));
+				const qs = ctx.params.Queries ?? [];
+				const hits = qs.length ? all.filter((r: Role) => (ctx.params.Operation === "AND" ? qs.every((q) => matches(r, q)) : qs.some((q) => matches(r, q)))) : all;
+				const offset = ctx.params.Offset ?? 0;
+				const page = ctx.params.Limit ? hits.slice(offset, offset + ctx.params.Limit) : hits.slice(offset);
+				return { Roles: page.map((r: Role) => this.present(r, user)), Total: hits.length };
+			},
+		},
+		get: {
+			rest: "GET /role/:Uuid",
+			retryPolicy: { enabled: true },
+			params: { Uuid: { type: "string", min: 1, max: 128 } },
+			async handler(ctx: Context<{ Uuid: string }, Meta>) {
+				const user = requireUser(ctx);
+				const role = await this.findRole(ctx.params.Uuid);
+				if (!role || !hasPolicy(role.Policies, user, "READ")) throw new NotFoundError(`Role ${ctx.params.Uuid} not found`, "role.notfound");
+				return this.present(role, user);
+			},
+		},
+		put: {
+			rest: "PUT /role/:Uuid",
+			params: roleParams,
+			async handler(ctx: Context<Role, Meta>) {
+				const user = requireUser(ctx);
+				checkIdentifier("Uuid", ctx.params.Uuid);
+				const existing = await this.findRole(ctx.params.Uuid);
+				if (existing) {
+					if (!hasPolicy(existing.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to edit this role");
+				} else if (!isAdmin(user) && !ctx.params.IsTeam) {
+					throw new ForbiddenError("Only administrators can create roles other than teams");
+				}
+				if (!isAdmin(user) && ctx.params.AutoApplies?.length) throw new ForbiddenError("Only administrators can set AutoApplies");
+				if (!existing && !ctx.params.Label) throw new BadRequestError("Label is required for a new role");
+				const role: Role = {
+					Uuid: ctx.params.Uuid,
+					Label: ctx.params.Label ?? existing?.Label ?? ctx.params.Uuid,
+					IsTeam: ctx.params.IsTeam ?? existing?.IsTeam,
+					GroupRole: existing?.GroupRole,
+					UserRole: existing?.UserRole,
+					AutoApplies: ctx.params.AutoApplies ?? existing?.AutoApplies,
+					ForceOverride: ctx.params.ForceOverride ?? existing?.ForceOverride,
+					Policies: isAdmin(user) && ctx.params.Policies?.length ? ctx.params.Policies : existing?.Policies ?? this.policiesFor(user),
+				};
+				return this.present(await this.saveRole(ctx, role), user);
+			},
+		},
+		remove: {
+			rest: "DELETE /role/:Uuid",
+			params: { Uuid: { type: "string", min: 1, max: 128 } },
+			async handler(ctx: Context<{ Uuid: string }, Meta>) {
+				const user = requireUser(ctx);
+				const role = await this.findRole(ctx.params.Uuid);
+				if (!role) throw new NotFoundError(`Role ${ctx.params.Uuid} not found`, "role.notfound");
+				if (!hasPolicy(role.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to delete this role");
+				if (role.UserRole || role.GroupRole) throw new ForbiddenError("A user's or group's own role is deleted with the user or group");
+				if (DEFAULT_ROLES.some((r) => r.Uuid === role.Uuid)) throw new ForbiddenError("Default roles cannot be deleted");
+				await this.deleteRole(ctx, role.Uuid);
+				return { Uuid: role.Uuid };
+			},
+		},
+
+		// ---- internal ----
+		ensureDefaults: {
+			params: {},
+			async handler(ctx: Context<unknown, Meta>) {
+				let created = 0;
+				for (const r of DEFAULT_ROLES) {
+					if (await this.findRole(r.Uuid)) continue;
+					await this.saveRole(ctx, { ...r, Policies: defaultPolicies(r.Uuid, ["profile:standard", "profile:shared"], ["profile:admin"]) });
+					created++;
+				}
+				return { created };
+			},
+		},
+		ensure: {
+			params: roleParams,
+			async handler(ctx: Context<Role, Meta>) {
+				const existing = await this.findRole(ctx.params.Uuid);
+				if (existing) return existing;
+				return this.saveRole(ctx, { ...ctx.params });
+			},
+		},
+		getMany: {
+			retryPolicy: { enabled: true },
+			params: { uuids: { type: "array", items: "string" } },
+			async handler(ctx: Context<{ uuids: string[] }>) {
+				const all: Role[] = await this.allRoles();
+				const byId = new Map(all.map((r) => [r.Uuid, r]));
+				return ctx.params.uuids.map((u) => byId.get(u)).filter(Boolean);
+			},
+		},
+		autoApplied: {
+			retryPolicy: { enabled: true },
+			params: { profile: "string" },
+			async handler(ctx: Context<{ profile: string }>) {
+				return ((await this.allRoles()) as Role[]).filter((r) => r.AutoApplies?.includes(ctx.params.profile)).map((r) => r.Uuid);
+			},
+		},
+		delete: {
+			params: { uuids: { type: "array", items: "string" } },
+			async handler(ctx: Context<{ uuids: string[] }, Meta>) {
+				for (const u of ctx.params.uuids) await this.deleteRole(ctx, u);
+				return { deleted: ctx.params.uuids.length };
+			},
+		},
+	},
+	events: {
+		"identity.changed"() {
+			this.cache = undefined;
+		},
+	},
+	methods: {
+		async allRoles(): Promise<Role[]> {
+			this.cache ??= (this.store as Store<RoleDoc>).find({}).then((docs) => docs.map(toRole));
+			return this.cache;
+		},
+		async findRole(uuid: string): Promise<Role | undefined> {
+			return ((await this.allRoles()) as Role[]).find((r) => r.Uuid === uuid);
+		},
+		async saveRole(ctx: Context, role: Role): Promise<Role> {
+			const doc = { ...role, _id: role.Uuid, LastUpdated: Math.floor(Date.now() / 1000) } as RoleDoc;
+			for (const k of Object.keys(doc) as (keyof RoleDoc)[]) if (doc[k] === undefined) delete doc[k];
+			const saved = await (this.store as Store<RoleDoc>).replace(doc);
+			this.cache = undefined;
+			await ctx.broadcast("identity.changed", { kind: "role", uuid: role.Uuid });
+			return toRole(saved);
+		},
+		async deleteRole(ctx: Context, uuid: string) {
+			await (this.store as Store<RoleDoc>).remove(uuid);
+			this.cache = undefined;
+			await ctx.broadcast("identity.changed", { kind: "role", uuid });
+		},
+		policiesFor(user: Identity): ResourcePolicy[] {
+			return [
+				...defaultPolicies("role", isAdmin(user) ? ["profile:standard", "profile:shared"] : [`user:${user.Login}`], ["profile:admin"]),
+				...(isAdmin(user) ? [] : [{ Resource: "role", Action: "WRITE" as const, Subject: `user:${user.Login}`, Effect: "allow" as const }]),
+			];
+		},
+		present(role: Role, user: Identity): Role {
+			return { ...role, PoliciesContextEditable: hasPolicy(role.Policies, user, "WRITE") };
+		},
+	},
+};
+
+export = RolesService;

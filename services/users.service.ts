@@ -1,0 +1,346 @@
+/**
+ * users — owns users and groups (a group is a user record with IsGroup), their password hashes, profiles,
+ * locks and explicitly assigned roles; creates each one's personal role in the roles service.
+ * Emits `identity.changed` after any change. Consumes `identity.changed` (drops its cache).
+ */
+import type { Context, ServiceSchema } from "moleculer";
+import { randomUUID } from "node:crypto";
+import { DbMixin, type Store } from "../mixins/db.mixin";
+import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from "../lib/errors";
+import { isAdmin, PROFILE_RANK, type Identity, type Meta } from "../lib/auth/identity";
+import { hasPolicy, requireUser, defaultPolicies } from "../lib/identity/resource-policy";
+import { checkIdentifier, normalizeGroupPath, ancestorGroupPaths } from "../lib/identity/validate";
+import { hashPassword, verifyPassword, generatePassword } from "../lib/auth/password";
+import { loadConfig } from "../lib/config";
+import { isLocked, locksOf, matchesQuery, profileOf, publicUser, fullPathOf, PRIVATE_ATTRIBUTE, type UserDoc, type UserQuery } from "../lib/identity/users";
+import type { Role } from "./roles.service";
+
+const userBody = {
+	Login: { type: "string", max: 255 },
+	Uuid: { type: "string", optional: true, max: 128 },
+	Password: { type: "string", optional: true, max: 1024 },
+	OldPassword: { type: "string", optional: true, max: 1024 },
+	GroupPath: { type: "string", optional: true, max: 1024 },
+	IsGroup: { type: "boolean", optional: true },
+	GroupLabel: { type: "string", optional: true, max: 255 },
+	Attributes: { type: "record", optional: true, key: { type: "string", max: 255 }, value: { type: "string", max: 65536 } },
+	Roles: { type: "array", optional: true, items: "object" },
+	Policies: { type: "array", optional: true, items: "object" },
+	PoliciesContextEditable: { type: "boolean", optional: true },
+	LastConnected: { type: "number", optional: true },
+} as const;
+
+type UserBody = { Login: string; Uuid?: string; Password?: string; OldPassword?: string; GroupPath?: string; IsGroup?: boolean; GroupLabel?: string; Attributes?: Record<string, string>; Roles?: { Uuid?: string }[]; Policies?: UserDoc["Policies"] };
+
+const UsersService: ServiceSchema = {
+	name: "users",
+	mixins: [DbMixin("users")],
+	settings: { rest: "/" },
+	actions: {
+		search: {
+			rest: "POST /user",
+			retryPolicy: { enabled: true },
+			params: {
+				Queries: { type: "array", optional: true, items: "object" },
+				ResourcePolicyQuery: { type: "object", optional: true },
+				Offset: { type: "number", optional: true, integer: true, min: 0 },
+				Limit: { type: "number", optional: true, integer: true, min: 0 },
+				GroupBy: { type: "number", optional: true },
+				Operation: { type: "enum", optional: true, values: ["OR", "AND"] },
+				CountOnly: { type: "boolean", optional: true },
+			},
+			async handler(ctx: Context<{ Queries?: UserQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND"; CountOnly?: boolean }, Meta>) {
+				const caller = requireUser(ctx);
+				return this.search(caller, ctx.params);
+			},
+		},
+		get: {
+			rest: "GET /user/:Login",
+			retryPolicy: { enabled: true },
+			params: { Login: { type: "string", min: 1, max: 255 } },
+			async handler(ctx: Context<{ Login: string }, Meta>) {
+				const caller = requireUser(ctx);
+				const u = await this.byLogin(ctx.params.Login);
+				if (!u || !hasPolicy(u.Policies, caller, "READ")) throw new NotFoundError(`User ${ctx.params.Login} not found`, "user.notfound");
+				return this.present(u, caller);
+			},
+		},
+		put: {
+			rest: "PUT /user/:Login",
+			params: userBody,
+			async handler(ctx: Context<UserBody, Meta>) {
+				const caller = requireUser(ctx);
+				return this.present(await this.putUser(ctx, caller, ctx.params), caller);
+			},
+		},
+		remove: {
+			rest: "DELETE /user/:Login",
+			params: { Login: { type: "string", min: 1, max: 1024 } },
+			async handler(ctx: Context<{ Login: string }, Meta>) {
+				return this.removeUserOrGroup(ctx, requireUser(ctx), ctx.params.Login);
+			},
+		},
+		putRoles: {
+			rest: "PUT /user/roles/:Login",
+			params: userBody,
+			async handler(ctx: Context<UserBody, Meta>) {
+				const caller = requireUser(ctx);
+				return this.present(await this.putRoles(ctx, caller, ctx.params), caller);
+			},
+		},
+
+		// ---- internal ----
+		authInfo: {
+			retryPolicy: { enabled: true },
+			params: { uuid: "string" },
+			async handler(ctx: Context<{ uuid: string }>) {
+				const u = (await this.all()).find((x: UserDoc) => x.Uuid === ctx.params.uuid && !x.IsGroup);
+				return u ? this.authInfo(u) : null;
+			},
+		},
+		checkPassword: {
+			params: { login: { type: "string", max: 1024 }, password: { type: "string", max: 1024 } },
+			async handler(ctx: Context<{ login: string; password: string }>) {
+				return this.checkPassword(ctx, ctx.params.login, ctx.params.password);
+			},
+		},
+		byLogin: {
+			retryPolicy: { enabled: true },
+			params: { login: "string" },
+			async handler(ctx: Context<{ login: string }>) {
+				const u = await this.byLogin(ctx.params.login);
+				if (!u) throw new NotFoundError(`User ${ctx.params.login} not found`, "user.notfound");
+				return publicUser(u);
+			},
+		},
+		byEmail: {
+			retryPolicy: { enabled: true },
+			params: { email: "string" },
+			async handler(ctx: Context<{ email: string }>) {
+				const email = ctx.params.email.toLowerCase();
+				const u = (await this.all()).find((x: UserDoc) => !x.IsGroup && x.Attributes.email?.toLowerCase() === email);
+				if (!u) throw new NotFoundError("No user with this email", "user.notfound");
+				return publicUser(u);
+			},
+		},
+		setPassword: {
+			params: { login: "string", password: { type: "string", min: 8, max: 1024 } },
+			async handler(ctx: Context<{ login: string; password: string }>) {
+				const u = await this.byLogin(ctx.params.login);
+				if (!u) throw new NotFoundError(`User ${ctx.params.login} not found`, "user.notfound");
+				const { failedConnections, ...attrs } = u.Attributes;
+				attrs.locks = JSON.stringify(locksOf(u).filter((l) => l !== "logout"));
+				await this.save(ctx, { ...u, PasswordHash: await hashPassword(ctx.params.password), Attributes: attrs });
+				return { Success: true };
+			},
+		},
+		ensureAdmin: {
+			params: { login: { type: "string", optional: true }, password: { type: "string", optional: true } },
+			async handler(ctx: Context<{ login?: string; password?: string }>) {
+				const cfg = loadConfig();
+				const login = ctx.params.login || cfg.adminLogin;
+				if (await this.byLogin(login)) return { created: false };
+				const password = ctx.params.password || cfg.adminPassword || generatePassword();
+				const uuid = randomUUID();
+				await ctx.call("roles.ensure", { Uuid: uuid, Label: `User ${login}`, UserRole: true, Policies: defaultPolicies("role", ["profile:standard"], ["profile:admin"]) });
+				await this.save(ctx, {
+					_id: uuid,
+					Uuid: uuid,
+					Login: login,
+					GroupPath: "/",
+					Attributes: { profile: "admin", displayName: "Administrator" },
+					PasswordHash: await hashPassword(password),
+					Roles: [],
+					Policies: this.userPolicies(login, undefined),
+					CreatedAt: Math.floor(Date.now() / 1000),
+				});
+				return { created: true, login, password: ctx.params.password || cfg.adminPassword ? undefined : password };
+			},
+		},
+	},
+	events: {
+		"identity.changed"() {
+			this.cache = undefined;
+		},
+	},
+	methods: {
+		all(): Promise<UserDoc[]> {
+			this.cache ??= (this.store as Store<UserDoc>).find({}).catch((e: Error) => {
+				this.cache = undefined;
+				throw e;
+			});
+			return this.cache;
+		},
+		async byLogin(login: string): Promise<UserDoc | undefined> {
+			return (await this.all()).find((u: UserDoc) => !u.IsGroup && u.Login === login);
+		},
+		async groupByPath(path: string): Promise<UserDoc | undefined> {
+			return (await this.all()).find((u: UserDoc) => u.IsGroup && fullPathOf(u) === path);
+		},
+		async save(ctx: Context, doc: UserDoc): Promise<UserDoc> {
+			const saved = await (this.store as Store<UserDoc>).replace(doc);
+			this.cache = undefined;
+			await ctx.broadcast("identity.changed", { kind: "user", uuid: doc.Uuid });
+			return saved;
+		},
+		/** Role uuids in the order they apply: root, groups outermost first, profile roles, assigned, own. */
+		async roleOrder(u: UserDoc): Promise<string[]> {
+			const groups: string[] = [];
+			for (const p of ancestorGroupPaths(u.GroupPath)) {
+				const g = await this.groupByPath(p);
+				if (g) groups.push(g.Uuid);
+			}
+			if (u.IsGroup) return ["ROOT_GROUP", ...groups, u.Uuid];
+			const auto: string[] = await this.broker.call("roles.autoApplied", { profile: profileOf(u) });
+			return [...new Set(["ROOT_GROUP", ...groups, ...auto, ...u.Roles, u.Uuid])];
+		},
+		async authInfo(u: UserDoc) {
+			return { Uuid: u.Uuid, Login: u.Login, Profile: profileOf(u), GroupPath: u.GroupPath, Roles: await this.roleOrder(u), Locked: isLocked(u), Hidden: u.Attributes.hidden === "true" };
+		},
+		async present(u: UserDoc, caller: Identity) {
+			const roles: Role[] = await this.broker.call("roles.getMany", { uuids: await this.roleOrder(u) });
+			return { ...publicUser(u), Roles: roles, PoliciesContextEditable: hasPolicy(u.Policies, caller, "WRITE") };
+		},
+		userPolicies(login: string, creator: Identity | undefined) {
+			const writers = [`user:${login}`, "profile:admin"];
+			if (creator && !isAdmin(creator)) writers.push(`user:${creator.Login}`);
+			return defaultPolicies("user", ["profile:standard", "profile:shared", "profile:admin"], writers);
+		},
+		async search(caller: Identity, p: { Queries?: UserQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND"; CountOnly?: boolean }) {
+			const qs = p.Queries ?? [];
+			const hits: UserDoc[] = [];
+			for (const u of (await this.all()) as UserDoc[]) {
+				if (!hasPolicy(u.Policies, caller, "READ")) continue;
+				if (!isAdmin(caller) && u.Attributes.hidden === "true") continue;
+				if (qs.length) {
+					const needsRoles = qs.some((q) => q.HasRole);
+					const order = needsRoles ? await this.roleOrder(u) : [];
+					const ok = p.Operation === "AND" ? qs.every((q) => matchesQuery(u, q, order)) : qs.some((q) => matchesQuery(u, q, order));
+					if (!ok) continue;
+				}
+				hits.push(u);
+			}
+			if (p.CountOnly) return { Total: hits.length };
+			hits.sort((a, b) => Number(!!b.IsGroup) - Number(!!a.IsGroup) || (a.Login ?? a.GroupLabel ?? "").localeCompare(b.Login ?? b.GroupLabel ?? ""));
+			const offset = p.Offset ?? 0;
+			const page = p.Limit ? hits.slice(offset, offset + p.Limit) : hits.slice(offset);
+			const shown = await Promise.all(page.map((u) => this.present(u, caller)));
+			return { Users: shown.filter((u) => !u.IsGroup), Groups: shown.filter((u) => u.IsGroup), Total: hits.length };
+		},
+		async putUser(ctx: Context<unknown, Meta>, caller: Identity, body: UserBody): Promise<UserDoc> {
+			const attrs = { ...(body.Attributes ?? {}) };
+			for (const k of Object.keys(attrs)) if (PRIVATE_ATTRIBUTE.test(k)) throw new BadRequestError(`Attribute ${k} is reserved`);
+			if (attrs.profile && !(attrs.profile in PROFILE_RANK && attrs.profile !== "anon")) throw new BadRequestError("Attribute profile must be admin, standard or shared");
+			if (attrs.profile && PROFILE_RANK[attrs.profile] > PROFILE_RANK[caller.Profile]) throw new ForbiddenError("You cannot give a profile higher than your own");
+			if (attrs.locks !== undefined) {
+				try {
+					if (!Array.isArray(JSON.parse(attrs.locks))) throw new Error();
+				} catch {
+					throw new BadRequestError('Attribute locks must be a JSON array such as ["logout"]');
+				}
+			}
+			const groupPath = normalizeGroupPath(body.GroupPath);
+			const existing: UserDoc | undefined = body.IsGroup
+				? (await this.all()).find((u: UserDoc) => u.IsGroup && (u.Uuid === body.Uuid || fullPathOf(u) === `${groupPath === "/" ? "" : groupPath}/${body.GroupLabel}`))
+				: (await this.all()).find((u: UserDoc) => !u.IsGroup && (body.Uuid ? u.Uuid === body.Uuid : u.Login === body.Login));
+
+			if (existing) {
+				if (!hasPolicy(existing.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to edit this user");
+				if (!isAdmin(caller)) {
+					for (const k of ["profile", "locks", "hidden"]) if (k in attrs && attrs[k] !== existing.Attributes[k]) throw new ForbiddenError(`Only administrators can change ${k}`);
+					if (body.GroupPath !== undefined && groupPath !== existing.GroupPath) throw new ForbiddenError("Only administrators can move users between groups");
+				}
+				const next: UserDoc = { ...existing, Attributes: { ...existing.Attributes, ...attrs }, GroupPath: body.GroupPath !== undefined ? groupPath : existing.GroupPath };
+				for (const k of Object.keys(existing.Attributes)) if (PRIVATE_ATTRIBUTE.test(k)) next.Attributes[k] = existing.Attributes[k];
+				if (attrs.locks !== undefined && !JSON.parse(attrs.locks).includes("logout")) delete next.Attributes.failedConnections;
+				if (body.Password && !existing.IsGroup) {
+					if (body.Password.length < 8) throw new BadRequestError("Password must have at least 8 characters");
+					if (caller.Uuid === existing.Uuid && !(await verifyPassword(body.OldPassword ?? "", existing.PasswordHash))) throw new UnauthorizedError("Old password is not correct", "password.mismatch");
+					next.PasswordHash = await hashPassword(body.Password);
+				}
+				return this.save(ctx, next);
+			}
+
+			// Creation
+			if (body.Uuid) throw new NotFoundError(`No user or group with Uuid ${body.Uuid}`, "user.notfound");
+			if (body.GroupPath !== undefined && groupPath !== "/" && !(await this.groupByPath(groupPath))) throw new BadRequestError(`Group ${groupPath} does not exist`);
+			if (!isAdmin(caller) && groupPath !== caller.GroupPath && !groupPath.startsWith(`${caller.GroupPath === "/" ? "" : caller.GroupPath}/`)) throw new ForbiddenError("You can only create users in your own group");
+			const uuid = randomUUID();
+			if (body.IsGroup) {
+				if (!isAdmin(caller)) throw new ForbiddenError("Only administrators can create groups");
+				const label = checkIdentifier("GroupLabel", body.GroupLabel, 255);
+				await ctx.call("roles.ensure", { Uuid: uuid, Label: `Group ${label}`, GroupRole: true, Policies: defaultPolicies("role", ["profile:standard", "profile:shared"], ["profile:admin"]) });
+				return this.save(ctx, { _id: uuid, Uuid: uuid, GroupPath: groupPath, IsGroup: true, GroupLabel: label, Attributes: attrs, Roles: [], Policies: defaultPolicies("group", ["profile:standard", "profile:shared", "profile:admin"], ["profile:admin"]), CreatedAt: Math.floor(Date.now() / 1000) });
+			}
+			const login = checkIdentifier("Login", body.Login, 255);
+			if (await this.byLogin(login)) throw new ForbiddenError("User with the same login already exists!", "user.exists");
+			if (!body.Password || body.Password.length < 8) throw new BadRequestError("Password is required and must have at least 8 characters");
+			if (caller.Profile === "shared") throw new ForbiddenError("Shared users cannot create users");
+			attrs.profile ||= "shared";
+			delete attrs.failedConnections;
+			await ctx.call("roles.ensure", { Uuid: uuid, Label: `User ${login}`, UserRole: true, Policies: defaultPolicies("role", ["profile:standard"], [`user:${login}`, "profile:admin"]) });
+			return this.save(ctx, { _id: uuid, Uuid: uuid, Login: login, GroupPath: groupPath, Attributes: attrs, PasswordHash: await hashPassword(body.Password), Roles: [], Policies: this.userPolicies(login, caller), CreatedAt: Math.floor(Date.now() / 1000) });
+		},
+		async putRoles(ctx: Context<unknown, Meta>, caller: Identity, body: UserBody): Promise<UserDoc> {
+			if (!body.Uuid) throw new BadRequestError("Uuid is required");
+			const u: UserDoc | undefined = (await this.all()).find((x: UserDoc) => x.Uuid === body.Uuid && !x.IsGroup);
+			if (!u) throw new NotFoundError(`User ${body.Login} not found`, "user.notfound");
+			if (!hasPolicy(u.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to edit this user");
+			const wanted = (body.Roles ?? []).map((r) => r.Uuid).filter((x): x is string => !!x);
+			const roles: Role[] = await ctx.call("roles.getMany", { uuids: wanted });
+			if (roles.length !== new Set(wanted).size) throw new BadRequestError("Unknown role in Roles");
+			const auto: string[] = await ctx.call("roles.autoApplied", { profile: profileOf(u) });
+			const assigned = roles.filter((r: Role) => !r.UserRole && !r.GroupRole && r.Uuid !== "ROOT_GROUP" && !auto.includes(r.Uuid)).map((r) => r.Uuid);
+			const changed = [...assigned.filter((r: string) => !u.Roles.includes(r)), ...u.Roles.filter((r: string) => !assigned.includes(r))];
+			const changedRoles: Role[] = await ctx.call("roles.getMany", { uuids: changed });
+			for (const r of changedRoles) if (!hasPolicy(r.Policies, caller, "WRITE")) throw new ForbiddenError(`You are not allowed to assign role ${r.Label}`);
+			return this.save(ctx, { ...u, Roles: [...new Set(assigned)] });
+		},
+		async removeUserOrGroup(ctx: Context<unknown, Meta>, caller: Identity, login: string) {
+			const all: UserDoc[] = await this.all();
+			if (login.endsWith("/")) {
+				const path = normalizeGroupPath(login);
+				if (path === "/") throw new ForbiddenError("The root group cannot be deleted");
+				const group = all.find((u) => u.IsGroup && fullPathOf(u) === path);
+				if (!group) throw new NotFoundError(`Group ${path} not found`, "group.notfound");
+				if (!hasPolicy(group.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to delete this group");
+				if (caller.GroupPath === path || caller.GroupPath.startsWith(`${path}/`)) throw new ForbiddenError("You cannot delete your own group");
+				const victims = all.filter((u) => u === group || u.GroupPath === path || u.GroupPath.startsWith(`${path}/`));
+				for (const v of victims) await (this.store as Store<UserDoc>).remove(v._id);
+				await ctx.call("roles.delete", { uuids: victims.map((v) => v.Uuid) });
+				this.cache = undefined;
+				await ctx.broadcast("identity.changed", { kind: "group", path });
+				return { Success: true, NumRows: victims.length };
+			}
+			const u = all.find((x) => !x.IsGroup && x.Login === login);
+			if (!u || !hasPolicy(u.Policies, caller, "READ")) throw new NotFoundError(`User ${login} not found`, "user.notfound");
+			if (!hasPolicy(u.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to delete this user");
+			if (u.Uuid === caller.Uuid) throw new ForbiddenError("You cannot delete yourself");
+			await (this.store as Store<UserDoc>).remove(u._id);
+			await ctx.call("roles.delete", { uuids: [u.Uuid] });
+			this.cache = undefined;
+			await ctx.broadcast("identity.changed", { kind: "user", uuid: u.Uuid });
+			return { Success: true, NumRows: 1 };
+		},
+		async checkPassword(ctx: Context, login: string, password: string) {
+			const cfg = loadConfig();
+			const u: UserDoc | undefined = await this.byLogin(login);
+			const ok = await verifyPassword(password, u?.PasswordHash);
+			if (!u) throw new UnauthorizedError("Login failed", "login.failed");
+			if (isLocked(u)) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
+			if (!ok) {
+				const failed = Number(u.Attributes.failedConnections ?? 0) + 1;
+				const attrs: Record<string, string> = { ...u.Attributes, failedConnections: String(failed) };
+				if (failed >= cfg.maxFailedLogins) attrs.locks = JSON.stringify([...new Set([...locksOf(u), "logout"])]);
+				await this.save(ctx, { ...u, Attributes: attrs });
+				if (failed >= cfg.maxFailedLogins) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
+				throw new UnauthorizedError("Login failed", "login.failed");
+			}
+			const { failedConnections, ...attrs } = u.Attributes;
+			await this.save(ctx, { ...u, Attributes: attrs, LastConnected: Math.floor(Date.now() / 1000) });
+			return this.authInfo(u);
+		},
+	},
+};
+
+export = UsersService;

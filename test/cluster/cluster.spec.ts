@@ -1,0 +1,165 @@
+// Three Cellar nodes as separate processes on the Redis transporter: a gateway node, an identity node, and a
+// second node carrying the stateless read services (auth, frontend). One of the replicated nodes is SIGKILLed
+// mid-run: reads keep working (balanced, retried at the caller), the registry drops the dead node within the
+// heartbeat timeout, and no request hangs.
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createConnection } from "node:net";
+
+const ROOT = join(__dirname, "..", "..");
+const REDIS = process.env.REDIS_URL || "redis://127.0.0.1:6379";
+
+function redisUp(): Promise<boolean> {
+	const u = new URL(REDIS);
+	return new Promise((resolve) => {
+		const s = createConnection({ host: u.hostname, port: Number(u.port || 6379) });
+		s.setTimeout(1000);
+		s.once("connect", () => {
+			s.write("PING\r\n");
+		});
+		s.once("data", (d) => {
+			s.destroy();
+			resolve(d.toString().includes("PONG"));
+		});
+		s.once("error", () => resolve(false));
+		s.once("timeout", () => {
+			s.destroy();
+			resolve(false);
+		});
+	});
+}
+
+interface Proc {
+	child: ChildProcess;
+	out: string[];
+}
+
+function startProc(nodeId: string, services: string[], env: Record<string, string>): Proc {
+	const args = ["--import", "tsx", "node_modules/moleculer/bin/moleculer-runner.js", "--config", "moleculer.config.ts", ...services.map((s) => `services/${s}.service.ts`)];
+	const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, NODE_ID: nodeId }, stdio: ["ignore", "pipe", "pipe"] });
+	const out: string[] = [];
+	child.stdout?.on("data", (d) => out.push(String(d)));
+	child.stderr?.on("data", (d) => out.push(String(d)));
+	return { child, out };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	let last: unknown;
+	while (Date.now() < deadline) {
+		try {
+			const v = await fn();
+			if (v) return v;
+		} catch (e) {
+			last = e;
+		}
+		await new Promise((r) => setTimeout(r, 200));
+	}
+	throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+}
+
+async function timed(url: string, init?: RequestInit): Promise<{ status: number; body: any; ms: number }> {
+	const t = Date.now();
+	const res = await fetch(url, { ...init, signal: AbortSignal.timeout(20_000) });
+	const text = await res.text();
+	let body: unknown;
+	try {
+		body = JSON.parse(text);
+	} catch {
+		body = text;
+	}
+	return { status: res.status, body, ms: Date.now() - t };
+}
+
+describe("cluster over Redis (separate processes)", function () {
+	this.timeout(120_000);
+	const procs: Proc[] = [];
+	const dirs: string[] = [];
+	let base = "";
+	const password = "Cluster-Admin-1234";
+
+	before(async function () {
+		if (!(await redisUp())) {
+			if (process.env.CI === "true") throw new Error(`Redis is required in CI and does not answer at ${REDIS}`);
+			console.log(`      skipped: Redis does not answer at ${REDIS}`);
+			this.skip();
+		}
+		const port = 20_000 + Math.floor(Math.random() * 20_000);
+		base = `http://127.0.0.1:${port}`;
+		const common = {
+			TRANSPORTER: REDIS,
+			NAMESPACE: `cellar-test-${process.pid}-${Date.now()}`,
+			JWT_SECRET: "cluster-test-secret-0123456789abcdef",
+			ADMIN_PASSWORD: password,
+			SCRYPT_N: "1024",
+			LOG_LEVEL: "warn",
+			HEARTBEAT_INTERVAL: "1",
+			HEARTBEAT_TIMEOUT: "3",
+			REQUEST_TIMEOUT: "3000",
+		};
+		const dir = () => {
+			const d = mkdtempSync(join(tmpdir(), "cellar-cluster-"));
+			dirs.push(d);
+			return d;
+		};
+		procs.push(startProc("gw", ["api"], { ...common, PORT: String(port), DATA_DIR: dir() }));
+		procs.push(startProc("id1", ["users", "roles", "acl", "workspaces", "policy", "tokens", "install", "auth", "frontend"], { ...common, DATA_DIR: dir() }));
+		procs.push(startProc("id2", ["auth", "frontend"], { ...common, DATA_DIR: dir() }));
+		await until(
+			"the admin to log in through the gateway",
+			async () => {
+				const r = await timed(`${base}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password } }) });
+				return r.status === 200;
+			},
+			60_000,
+		).catch((e) => {
+			throw new Error(`${e.message}\n--- node output ---\n${procs.map((p) => p.out.join("")).join("\n---\n").slice(-6000)}`);
+		});
+	});
+
+	after(() => {
+		for (const p of procs) p.child.kill("SIGKILL");
+		for (const d of dirs) rmSync(d, { recursive: true, force: true });
+	});
+
+	it("logs in, creates and reads users through the gateway; survives SIGKILL of a replica", async () => {
+		const login = await timed(`${base}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password } }) });
+		assert.equal(login.status, 200);
+		const auth = { Authorization: `Bearer ${login.body.JWT}`, "Content-Type": "application/json" };
+		const created = await timed(`${base}/a/user/cluster-user`, { method: "PUT", headers: auth, body: JSON.stringify({ Password: "Cluster-User-1234", Attributes: { profile: "standard" } }) });
+		assert.equal(created.status, 200, JSON.stringify(created.body));
+		const read = await timed(`${base}/a/user/cluster-user`, { headers: auth });
+		assert.equal(read.status, 200);
+		assert.equal(read.body.Login, "cluster-user");
+
+		// Both replicas answer bootconf before the kill.
+		for (let i = 0; i < 10; i++) assert.equal((await timed(`${base}/a/frontend/bootconf`)).status, 200);
+
+		const killedAt = Date.now();
+		procs[2].child.kill("SIGKILL");
+		const timings: number[] = [];
+		for (let i = 0; i < 30; i++) {
+			const r = await timed(`${base}/a/frontend/bootconf`);
+			assert.equal(r.status, 200, `read ${i} after the kill failed: ${JSON.stringify(r.body)}`);
+			timings.push(r.ms);
+			const u = await timed(`${base}/a/user/cluster-user`, { headers: auth });
+			assert.equal(u.status, 200);
+		}
+		// Retried reads wait at most one request timeout plus back-off: nothing hangs.
+		assert.ok(Math.max(...timings) < 3000 + 2000, `slowest read took ${Math.max(...timings)} ms`);
+
+		// A fresh login needs auth.resolve / auth.session on the surviving replica once the dead node is dropped.
+		await until(
+			"the dead node to leave the registry",
+			async () => {
+				const r = await timed(`${base}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "cluster-user", password: "Cluster-User-1234" } }) });
+				return r.status === 200;
+			},
+			3 * 2 * 1000 + 5000,
+		);
+		assert.ok(Date.now() - killedAt < 20_000);
+	});
+});
