@@ -113,3 +113,8 @@ function describeValidation(data: unknown): string {
 		})
 		.join("; ");
 }
+export class ServiceUnavailableError extends CellarError {
+	constructor(message = "Service temporarily unavailable") {
+		super(message, 503, "service.unavailable");
+	}
+}

@@ -50,7 +50,8 @@ function bearer(req: IncomingMessage): string | undefined {
 
 function operationOf(alias: Alias): Operation | undefined {
 	if (alias.$op === undefined) {
-		alias.$op = findOperation(alias.method, alias.path) ?? null;
+		// moleculer-web keeps alias paths without their leading "/" ("policy/ipbans"): the spec keys have one.
+		alias.$op = findOperation(alias.method, "/" + alias.path.replace(/^\/+/, "")) ?? null;
 		alias.$pathKeys = [...alias.path.matchAll(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]);
 	}
 	return alias.$op ?? undefined;
@@ -132,9 +133,16 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 
 			const op = operationOf(alias);
 			if (op && req.body !== undefined && req.$params) {
-				const decoded = (decode(req.body, op.request ?? { type: "object" }, op.defs) ?? {}) as Record<string, unknown>;
+				// Clients send the whole message, path parameters included (Cells reads the full entity): the
+				// path's value wins, so those fields are set aside before the body is checked against the spec.
 				const keep: Record<string, unknown> = {};
 				for (const k of alias.$pathKeys ?? []) if (k in req.$params) keep[k] = req.$params[k];
+				let body = req.body;
+				if (body && typeof body === "object" && !Array.isArray(body) && alias.$pathKeys?.length) {
+					body = { ...(body as Record<string, unknown>) };
+					for (const k of alias.$pathKeys) delete (body as Record<string, unknown>)[k];
+				}
+				const decoded = (decode(body, op.request ?? { type: "object" }, op.defs) ?? {}) as Record<string, unknown>;
 				if (req.body && typeof req.body === "object") for (const k of Object.keys(req.body)) delete req.$params[k];
 				Object.assign(req.$params, decoded, keep);
 			}

@@ -4,25 +4,13 @@
  * acl service. Emits `identity.changed` after any change (gateways drop cached identities).
  */
 import type { Context, ServiceSchema } from "moleculer";
-import { randomUUID } from "node:crypto";
 import { DbMixin, type Doc, type Store } from "../mixins/db.mixin";
 import { ForbiddenError, NotFoundError, BadRequestError } from "../lib/errors";
 import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
 import { hasPolicy, requireUser, defaultPolicies, type ResourcePolicy } from "../lib/identity/resource-policy";
 import { checkIdentifier, wildcard } from "../lib/identity/validate";
+import type { Role } from "../lib/identity/roles";
 
-export interface Role {
-	Uuid: string;
-	Label: string;
-	IsTeam?: boolean;
-	GroupRole?: boolean;
-	UserRole?: boolean;
-	AutoApplies?: string[];
-	ForceOverride?: boolean;
-	Policies?: ResourcePolicy[];
-	LastUpdated?: number;
-	PoliciesContextEditable?: boolean;
-}
 type RoleDoc = Role & Doc;
 
 interface RoleQuery {

@@ -13,7 +13,7 @@ import { checkIdentifier, normalizeGroupPath, ancestorGroupPaths } from "../lib/
 import { hashPassword, verifyPassword, generatePassword } from "../lib/auth/password";
 import { loadConfig } from "../lib/config";
 import { isLocked, locksOf, matchesQuery, profileOf, publicUser, fullPathOf, PRIVATE_ATTRIBUTE, type UserDoc, type UserQuery } from "../lib/identity/users";
-import type { Role } from "./roles.service";
+import type { Role } from "../lib/identity/roles";
 
 const userBody = {
 	Login: { type: "string", max: 255 },
@@ -242,7 +242,9 @@ const UsersService: ServiceSchema = {
 			const groupPath = normalizeGroupPath(body.GroupPath);
 			const existing: UserDoc | undefined = body.IsGroup
 				? (await this.all()).find((u: UserDoc) => u.IsGroup && (u.Uuid === body.Uuid || fullPathOf(u) === `${groupPath === "/" ? "" : groupPath}/${body.GroupLabel}`))
-				: (await this.all()).find((u: UserDoc) => !u.IsGroup && (body.Uuid ? u.Uuid === body.Uuid : u.Login === body.Login));
+				: body.Uuid
+					? (await this.all()).find((u: UserDoc) => !u.IsGroup && u.Uuid === body.Uuid)
+					: undefined; // Cells: a PUT without Uuid is a creation, refused if the login exists
 
 			if (existing) {
 				if (!hasPolicy(existing.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to edit this user");

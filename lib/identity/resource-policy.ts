@@ -24,13 +24,14 @@ export function subjectMatches(subject: string | undefined, subjects: string[]):
 	return subjects.includes(subject);
 }
 
-/** True when `user` holds `action` on a resource with these policies (OWNER implies READ and WRITE). */
+/** True when `user` holds `action` on a resource with these policies. */
 export function hasPolicy(policies: ResourcePolicy[] | undefined, user: Identity | null | undefined, action: "READ" | "WRITE" | "OWNER"): boolean {
 	const subjects = subjectsOf(user);
 	let allowed = false;
 	for (const p of policies ?? []) {
 		const pAction = p.Action ?? "ANY";
-		const relevant = pAction === action || pAction === "ANY" || (pAction === "OWNER" && action !== "OWNER");
+		// OWNER implies READ and WRITE; whoever may write a resource may also read it.
+		const relevant = pAction === action || pAction === "ANY" || (pAction === "OWNER" && action !== "OWNER") || (pAction === "WRITE" && action === "READ");
 		if (!relevant || !subjectMatches(p.Subject, subjects)) continue;
 		if ((p.Effect ?? "allow") === "deny") return false;
 		allowed = true;

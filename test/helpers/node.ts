@@ -37,10 +37,6 @@ export async function startNode(opts: { services?: string[]; env?: Record<string
 	const files = opts.services ?? ["**/*"];
 	for (const f of files) broker.loadServices(join(__dirname, "..", "..", "services"), `${f}.service.ts`);
 	await broker.start();
-	for (const [k, v] of Object.entries(saved)) {
-		if (v === undefined) delete process.env[k];
-		else process.env[k] = v;
-	}
 	const api = broker.getLocalService("api") as unknown as { server: { address(): AddressInfo } } | undefined;
 	const port = api?.server.address().port ?? 0;
 	const url = `http://127.0.0.1:${port}`;
@@ -49,6 +45,14 @@ export async function startNode(opts: { services?: string[]; env?: Record<string
 		for (let i = 0; i < 100; i++) {
 			const r = await fetch(`${url}/a/frontend/bootconf`).catch(() => null);
 			if (r && r.status !== 404) break;
+			await new Promise((res) => setTimeout(res, 50));
+		}
+	}
+	// The install service creates the admin in the background once its dependencies are up.
+	if (broker.getLocalService("users") && broker.getLocalService("install")) {
+		for (let i = 0; i < 200; i++) {
+			const ok = await broker.call("users.byLogin", { login: "admin" }).then(() => true, () => false);
+			if (ok) break;
 			await new Promise((res) => setTimeout(res, 50));
 		}
 	}
@@ -83,6 +87,11 @@ export async function startNode(opts: { services?: string[]; env?: Record<string
 		},
 		async stop() {
 			await broker.stop();
+			// The environment stays the node's while it runs: services read DATA_DIR and secrets at call time.
+			for (const [k, v] of Object.entries(saved)) {
+				if (v === undefined) delete process.env[k];
+				else process.env[k] = v;
+			}
 			rmSync(dataDir, { recursive: true, force: true });
 		},
 	};

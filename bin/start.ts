@@ -1,0 +1,12 @@
+// `npm start`: moleculer-runner, with SERVICES=api,users,… understood for TypeScript services (lib/runner.ts).
+import { join } from "node:path";
+import { Runner } from "moleculer";
+import { prepareServicesEnv } from "../lib/runner";
+
+try {
+	prepareServicesEnv(process.env, join(__dirname, "..", "services"));
+} catch (err) {
+	console.error(`[cellar] ${(err as Error).message}`);
+	process.exit(1);
+}
+void new Runner().start(process.argv);

@@ -1,0 +1,90 @@
+/**
+ * frontend — what a Cells web client reads to boot: `GET /frontend/bootconf` (JSON), `GET /frontend/state`
+ * (the XML registry with the caller's workspaces), and the enterprise login helpers `GET /frontend/auth/state`
+ * and `GET /frontend/login/connectors`. Stateless: it owns no data.
+ * Consumes (calls): `workspaces.accessible` {roles} -> [{UUID, Slug, Label, Description, Scope, Access}].
+ * Emits nothing.
+ */
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import type { Meta } from "../lib/auth/identity";
+import { checkIdentifier } from "../lib/identity/validate";
+import { buildBootConf, APPLICATION_TITLE } from "../lib/frontend/bootconf";
+import { buildStateXml, type AccessibleWorkspace } from "../lib/frontend/state";
+
+interface StateParams {
+	ws?: string;
+	lang?: string;
+	XPath?: string;
+}
+
+interface FrontendMethods {
+	accessibleWorkspaces(ctx: Context<unknown, Meta>): Promise<AccessibleWorkspace[]>;
+	mailerAvailable(): boolean;
+}
+type Settings = ServiceSettingSchema & { rest: string };
+type FrontendThis = Service<Settings> & FrontendMethods;
+
+const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
+	name: "frontend",
+	settings: { rest: "/" },
+	actions: {
+		bootconf: {
+			rest: "GET /frontend/bootconf",
+			params: {},
+			handler(this: FrontendThis, ctx: Context<Record<string, unknown>, Meta>): string {
+				const conf = buildBootConf({ logged: !!ctx.meta.user, validMailer: this.mailerAvailable() });
+				// A free-form JSON document, not the spec's JsonData map: written as is, not re-encoded.
+				ctx.meta.$responseType = "application/json; charset=utf-8";
+				return JSON.stringify(conf);
+			},
+		},
+		state: {
+			rest: "GET /frontend/state",
+			params: {
+				ws: { type: "string", optional: true, max: 255 },
+				lang: { type: "string", optional: true, max: 16 },
+				XPath: { type: "string", optional: true, max: 256 },
+			},
+			async handler(this: FrontendThis, ctx: Context<StateParams, Meta>): Promise<string> {
+				const { ws, lang, XPath } = ctx.params;
+				if (ws !== undefined && ws !== "") checkIdentifier("ws", ws, 255);
+				const user = ctx.meta.user ?? null;
+				const workspaces = user ? await this.accessibleWorkspaces(ctx) : [];
+				const xml = buildStateXml({ user, workspaces, ws: ws || undefined, lang, xPath: XPath || undefined });
+				ctx.meta.$responseType = "text/xml; charset=utf-8";
+				return xml;
+			},
+		},
+		authState: {
+			rest: "GET /frontend/auth/state",
+			params: {},
+			// No Cells spec definition exists for this enterprise route: the answer is the caller's login state.
+			handler(ctx: Context<Record<string, unknown>, Meta>) {
+				const u = ctx.meta.user;
+				if (!u) return { Logged: false, Connectors: ["pydio"] };
+				return { Logged: true, Login: u.Login, Uuid: u.Uuid, Profile: u.Profile, GroupPath: u.GroupPath, TokenKind: u.TokenKind, ExpiresAt: u.ExpiresAt, Connectors: ["pydio"] };
+			},
+		},
+		loginConnectors: {
+			rest: "GET /frontend/login/connectors",
+			params: {},
+			handler() {
+				// The only way to log in to Cellar is its own password login: no external IdP is wired in.
+				return { Connectors: [{ Id: "pydio", Name: APPLICATION_TITLE, Type: "pydio" }] };
+			},
+		},
+	},
+	methods: {
+		mailerAvailable(this: FrontendThis): boolean {
+			return (this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("mailer");
+		},
+		async accessibleWorkspaces(this: FrontendThis, ctx: Context<unknown, Meta>): Promise<AccessibleWorkspace[]> {
+			const roles = ctx.meta.user?.Roles ?? [];
+			const list = await ctx.call<unknown, { roles: string[] }>("workspaces.accessible", { roles }, { retries: 2 });
+			if (!Array.isArray(list)) throw new Error("workspaces.accessible did not answer a list");
+			return list as AccessibleWorkspace[];
+		},
+	},
+};
+
+export = FrontendService;

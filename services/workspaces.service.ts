@@ -1,0 +1,330 @@
+/**
+ * workspaces — owns workspace records (idm.Workspace): label, slug, scope, resource policies, attributes.
+ * Roots and default rights are ACLs kept by the acl service (workspace-path / recycle_root, ROOT_GROUP
+ * read/write/quota), reached with acl.find / acl.put / acl.deleteWhere.
+ * REST: POST /workspace (search, any logged user: filtered by policies and ACLs), PUT /workspace/:Slug,
+ * DELETE /workspace/:Slug. Internal: workspaces.accessible (a role stack's workspaces, for the front-end
+ * state), workspaces.ensureDefaults (Cells' common-files / personal-files, idempotent).
+ * Emits `identity.changed` { kind: "workspace" } after changes.
+ */
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { randomUUID } from "node:crypto";
+import { DbMixin, type Store } from "../mixins/db.mixin";
+import { BadRequestError, ForbiddenError, NotFoundError } from "../lib/errors";
+import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
+import { defaultPolicies, hasPolicy, requireUser, type ResourcePolicy } from "../lib/identity/resource-policy";
+import { checkId, type ACL } from "../lib/acl/model";
+import { accessString, rightsByWorkspace } from "../lib/acl/merge";
+import {
+	DEFAULT_WORKSPACES,
+	MAX_DESCRIPTION,
+	MAX_LABEL,
+	ROOT_GROUP,
+	SCOPES,
+	checkSlugInput,
+	checkText,
+	dedupSlug,
+	matchesAll,
+	parseAttributes,
+	presentAttributes,
+	requestedRoots,
+	rootsFromAcls,
+	slugify,
+	type AccessibleWorkspace,
+	type Workspace,
+	type WorkspaceDoc,
+	type WorkspaceSingleQuery,
+} from "../lib/workspaces/model";
+import { syncWorkspaceAcls, type AclClient } from "../lib/workspaces/roots";
+
+interface SearchParams {
+	Queries?: WorkspaceSingleQuery[];
+	Offset?: number;
+	Limit?: number;
+	Operation?: "OR" | "AND";
+	GroupBy?: number;
+	CountOnly?: boolean;
+	ResourcePolicyQuery?: { Type?: "CONTEXT" | "ANY" | "NONE" | "USER"; UserId?: string };
+}
+type PutParams = Workspace & { Slug: string };
+
+const policyParam = {
+	type: "array",
+	optional: true,
+	max: 1000,
+	items: {
+		type: "object",
+		props: {
+			id: { type: "number", optional: true },
+			Resource: { type: "string", optional: true },
+			Action: { type: "enum", optional: true, values: ["ANY", "OWNER", "READ", "WRITE", "EDIT_RULES"] },
+			Subject: { type: "string", optional: true, max: 512 },
+			Effect: { type: "enum", optional: true, values: ["deny", "allow"] },
+			JsonConditions: { type: "string", optional: true },
+		},
+	},
+} as const;
+
+interface WsMethods {
+	aclClient(ctx: Context<unknown, Meta>): AclClient;
+	loadAcls(ctx: Context<unknown, Meta>, ids: string[]): Promise<Map<string, ACL[]>>;
+	present(doc: WorkspaceDoc, acls: ACL[], user: Identity | null | undefined): Workspace;
+	findBySlugOrUuid(key: string): Promise<WorkspaceDoc | null>;
+	putWorkspace(ctx: Context<PutParams, Meta>): Promise<Workspace>;
+	serialized<T>(fn: () => Promise<T>): Promise<T>;
+}
+interface WsVars {
+	store: Store<WorkspaceDoc>;
+	writeQueue: Promise<unknown>;
+}
+type WsThis = Service & WsMethods & WsVars;
+
+function sortDocs(docs: WorkspaceDoc[]): WorkspaceDoc[] {
+	return docs.sort((a, b) => a.Label.localeCompare(b.Label, "en", { sensitivity: "base" }) || a.UUID.localeCompare(b.UUID));
+}
+
+const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> = {
+	name: "workspaces",
+	mixins: [DbMixin("workspaces")],
+	settings: { rest: "/" },
+	actions: {
+		search: {
+			rest: "POST /workspace",
+			retryPolicy: { enabled: true },
+			params: {
+				Queries: { type: "array", optional: true, items: "object", max: 1000 },
+				Offset: { type: "number", optional: true, integer: true, min: 0 },
+				Limit: { type: "number", optional: true, integer: true, min: 0 },
+				Operation: { type: "enum", optional: true, values: ["OR", "AND"] },
+				GroupBy: { type: "number", optional: true, integer: true },
+				CountOnly: { type: "boolean", optional: true },
+				ResourcePolicyQuery: { type: "object", optional: true, props: { Type: { type: "enum", optional: true, values: ["CONTEXT", "ANY", "NONE", "USER"] }, UserId: { type: "string", optional: true } } },
+			},
+			async handler(this: WsThis, ctx: Context<SearchParams, Meta>) {
+				const user = requireUser(ctx);
+				const admin = isAdmin(user);
+				const rpType = ctx.params.ResourcePolicyQuery?.Type ?? "CONTEXT";
+				if (rpType !== "CONTEXT" && !admin) throw new ForbiddenError("Only administrators can search workspaces outside their own context");
+				if (rpType === "USER") throw new BadRequestError("ResourcePolicyQuery of type USER is not supported: search as that user instead");
+				let docs = sortDocs(await this.store.find({}));
+				// Administrators see every workspace; others those their policies let them read.
+				if (rpType === "NONE") docs = docs.filter((d) => !d.Policies?.length);
+				else if (!admin) docs = docs.filter((d) => hasPolicy(d.Policies, user, "READ"));
+				const acls = await this.loadAcls(ctx, docs.map((d) => d.UUID));
+				if (!admin) {
+					// ... and only where their role stack gives them read or write.
+					const mine = [...acls.values()].flat().filter((a) => a.RoleID && user.Roles.includes(a.RoleID));
+					const rights = rightsByWorkspace(mine, user.Roles);
+					docs = docs.filter((d) => {
+						const r = rights.get(d.UUID);
+						return !!r && accessString(r) !== "";
+					});
+				}
+				const all = docs.map((d) => this.present(d, acls.get(d.UUID) ?? [], user)).filter((w) => matchesAll(w, ctx.params.Queries, ctx.params.Operation));
+				const Total = all.length;
+				if (ctx.params.CountOnly) return { Total };
+				const offset = ctx.params.Offset ?? 0;
+				const Workspaces = ctx.params.Limit ? all.slice(offset, offset + ctx.params.Limit) : all.slice(offset);
+				return { Workspaces, Total };
+			},
+		},
+		put: {
+			rest: "PUT /workspace/:Slug",
+			params: {
+				Slug: { type: "string", max: 500 },
+				UUID: { type: "string", optional: true, max: 255 },
+				Label: { type: "string", optional: true },
+				Description: { type: "string", optional: true },
+				Scope: { type: "enum", optional: true, values: SCOPES },
+				LastUpdated: { type: "number", optional: true },
+				Policies: policyParam,
+				PoliciesContextEditable: { type: "boolean", optional: true },
+				Attributes: { type: "string", optional: true },
+				RootUUIDs: { type: "array", optional: true, items: "string", max: 1000 },
+				RootNodes: { type: "record", optional: true, key: { type: "string" }, value: { type: "object" } },
+			},
+			async handler(this: WsThis, ctx: Context<PutParams, Meta>) {
+				return this.serialized(() => this.putWorkspace(ctx));
+			},
+		},
+		remove: {
+			rest: "DELETE /workspace/:Slug",
+			params: { Slug: { type: "string", min: 1, max: 500 } },
+			async handler(this: WsThis, ctx: Context<{ Slug: string }, Meta>) {
+				const user = requireUser(ctx);
+				const slug = checkSlugInput(ctx.params.Slug);
+				const doc = await this.findBySlugOrUuid(slug);
+				if (!doc) throw new NotFoundError(`Workspace ${slug} not found`, "workspace.notfound");
+				if (!hasPolicy(doc.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to edit this workspace");
+				await this.serialized(() => this.store.remove(doc._id));
+				await this.aclClient(ctx).deleteWhere({ WorkspaceID: doc.UUID });
+				await ctx.broadcast("identity.changed", { kind: "workspace", uuid: doc.UUID });
+				return { Success: true, NumRows: 1 };
+			},
+		},
+
+		// ---- internal actions ----
+		accessible: {
+			retryPolicy: { enabled: true },
+			params: {
+				roles: { type: "array", items: "string", max: 10_000 },
+				forceOverride: { type: "array", optional: true, items: "string", max: 10_000 },
+			},
+			async handler(this: WsThis, ctx: Context<{ roles: string[]; forceOverride?: string[] }, Meta>): Promise<AccessibleWorkspace[]> {
+				const { roles, forceOverride } = ctx.params;
+				if (!roles.length) return [];
+				const acl = this.aclClient(ctx);
+				const rights = rightsByWorkspace(await acl.find({ RoleIDs: roles, Actions: ["read", "write", "deny"] }), roles, forceOverride);
+				const access = new Map<string, "r" | "w" | "rw">();
+				for (const [ws, r] of rights) {
+					const a = accessString(r);
+					if (a) access.set(ws, a);
+				}
+				if (!access.size) return [];
+				const docs = sortDocs(await this.store.find({ query: { _id: { $in: [...access.keys()] } } }));
+				const rootAcls = await acl.find({ WorkspaceIDs: docs.map((d) => d.UUID), Actions: ["workspace-path"] });
+				return docs.map((d) => ({
+					UUID: d.UUID,
+					Slug: d.Slug,
+					Label: d.Label,
+					Description: d.Description,
+					Scope: d.Scope,
+					Access: access.get(d.UUID)!,
+					RootNodes: rootsFromAcls(rootAcls.filter((a) => a.WorkspaceID === d.UUID)).RootNodes,
+				}));
+			},
+		},
+		ensureDefaults: {
+			params: {},
+			async handler(this: WsThis, ctx: Context<Record<string, never>, Meta>): Promise<{ Created: string[] }> {
+				const created = await this.serialized(async () => {
+					const out: string[] = [];
+					for (const def of DEFAULT_WORKSPACES) {
+						if (await this.store.get(def.UUID)) continue;
+						// A workspace an administrator made with that slug stands for the default.
+						if (await this.store.findOne({ Slug: def.Slug })) continue;
+						// ACLs first: a crash before the record is written leaves a retry that redoes them (idempotent).
+						await syncWorkspaceAcls(this.aclClient(ctx), { workspaceId: def.UUID, roots: [def.root], defaultRights: def.defaultRights });
+						await this.store.insert({
+							_id: def.UUID,
+							UUID: def.UUID,
+							Slug: def.Slug,
+							Label: def.Label,
+							Description: def.Description,
+							Scope: "ADMIN",
+							LastUpdated: Math.floor(Date.now() / 1000),
+							Policies: defaultPolicies(def.UUID, ["profile:standard", "profile:shared"], ["profile:admin"]),
+							Attributes: "{}",
+						});
+						out.push(def.Slug);
+					}
+					return out;
+				});
+				if (created.length) await ctx.broadcast("identity.changed", { kind: "workspace" });
+				return { Created: created };
+			},
+		},
+	},
+	methods: {
+		aclClient(this: WsThis, ctx: Context<unknown, Meta>): AclClient {
+			return {
+				find: (p) => ctx.call<ACL[], typeof p>("acl.find", p),
+				put: (a) => ctx.call<ACL, ACL>("acl.put", a),
+				deleteWhere: (p) => ctx.call<number, typeof p>("acl.deleteWhere", p),
+			};
+		},
+		/** Every ACL of these workspaces, grouped by workspace. */
+		async loadAcls(this: WsThis, ctx: Context<unknown, Meta>, ids: string[]): Promise<Map<string, ACL[]>> {
+			const out = new Map<string, ACL[]>();
+			if (!ids.length) return out;
+			for (const a of await this.aclClient(ctx).find({ WorkspaceIDs: ids })) {
+				const list = out.get(a.WorkspaceID ?? "");
+				if (list) list.push(a);
+				else out.set(a.WorkspaceID ?? "", [a]);
+			}
+			return out;
+		},
+		present(this: WsThis, doc: WorkspaceDoc, acls: ACL[], user: Identity | null | undefined): Workspace {
+			const { RootUUIDs, RootNodes } = rootsFromAcls(acls);
+			return {
+				UUID: doc.UUID,
+				Slug: doc.Slug,
+				Label: doc.Label,
+				Description: doc.Description,
+				Scope: doc.Scope,
+				LastUpdated: doc.LastUpdated,
+				Policies: doc.Policies,
+				PoliciesContextEditable: hasPolicy(doc.Policies, user, "WRITE"),
+				Attributes: presentAttributes(doc.Attributes, acls, RootUUIDs),
+				RootUUIDs,
+				RootNodes,
+			};
+		},
+		async findBySlugOrUuid(this: WsThis, key: string): Promise<WorkspaceDoc | null> {
+			return (await this.store.findOne({ Slug: key })) ?? (await this.store.get(key));
+		},
+		async putWorkspace(this: WsThis, ctx: Context<PutParams, Meta>): Promise<Workspace> {
+			const user = requireUser(ctx);
+			const p = ctx.params;
+			const pathSlug = checkSlugInput(p.Slug);
+			const uuid = checkId("UUID", p.UUID);
+			const existing = uuid ? await this.store.get(uuid) : pathSlug ? await this.store.findOne({ Slug: pathSlug }) : null;
+			if (existing) {
+				if (!hasPolicy(existing.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to edit this workspace");
+			} else if (!isAdmin(user)) {
+				throw new ForbiddenError("Only administrators can create workspaces");
+			}
+
+			const label = p.Label !== undefined ? checkText("Label", p.Label, MAX_LABEL).trim() : existing?.Label ?? "";
+			if (!label) throw new BadRequestError("Label is required");
+			const description = p.Description !== undefined ? checkText("Description", p.Description, MAX_DESCRIPTION) : existing?.Description ?? "";
+			const scope = p.Scope && p.Scope !== "ANY" ? p.Scope : existing?.Scope ?? "ADMIN";
+			const attrs = parseAttributes(p.Attributes);
+			const roots = requestedRoots(p);
+			const id = existing?.UUID ?? (uuid || randomUUID());
+
+			let slug = existing?.Slug ?? "";
+			const wanted = slugify(pathSlug || label) || "workspace";
+			if (!existing || (pathSlug && wanted !== existing.Slug && pathSlug !== existing.Slug)) {
+				const taken = new Set((await this.store.find({ query: { Slug: new RegExp(`^${wanted}(-\\d+)?$`) } })).filter((d) => d._id !== id).map((d) => d.Slug));
+				slug = dedupSlug(wanted, (s) => taken.has(s));
+			}
+
+			let policies: ResourcePolicy[];
+			if (p.Policies?.length) policies = p.Policies.map((pol) => ({ ...pol, Resource: id }));
+			else policies = existing?.Policies ?? defaultPolicies(id, ["profile:standard", "profile:shared"], ["profile:admin"]);
+
+			const doc: WorkspaceDoc = {
+				_id: id,
+				UUID: id,
+				Slug: slug,
+				Label: label,
+				Description: description,
+				Scope: scope,
+				LastUpdated: Math.floor(Date.now() / 1000),
+				Policies: policies,
+				// Attributes not sent on an update are kept as they were.
+				Attributes: p.Attributes !== undefined ? JSON.stringify(attrs.rest) : existing?.Attributes ?? "{}",
+			};
+			if (existing) await this.store.replace(doc);
+			else await this.store.insert(doc);
+			await syncWorkspaceAcls(this.aclClient(ctx), { workspaceId: id, roots, defaultRights: attrs.defaultRights, quota: attrs.quota });
+			await ctx.broadcast("identity.changed", { kind: "workspace", uuid: id });
+
+			const stored = (await this.store.get(id)) as WorkspaceDoc;
+			const acls = (await this.loadAcls(ctx, [id])).get(id) ?? [];
+			return this.present(stored, acls, user);
+		},
+		/** Writes run one at a time on this node: slug de-duplication reads then writes. */
+		serialized<T>(this: WsThis, fn: () => Promise<T>): Promise<T> {
+			const run = this.writeQueue.then(fn, fn);
+			this.writeQueue = run.catch(() => undefined);
+			return run;
+		},
+	},
+	created(this: WsThis) {
+		this.writeQueue = Promise.resolve();
+	},
+};
+
+export = WorkspacesService;
