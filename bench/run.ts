@@ -55,7 +55,7 @@ async function main() {
 	const dataDir = mkdtempSync(join(tmpdir(), "cellar-bench-"));
 	const port = 30_000 + Math.floor(Math.random() * 10_000);
 	const barePort = port + 1;
-	const node = start(["--import", "tsx", "node_modules/moleculer/bin/moleculer-runner.js", "--config", "moleculer.config.ts", "services/**/*.service.ts"], {
+	const node = start(["--import", "tsx", "bin/start.ts", "--config", "moleculer.config.ts", "services/**/*.service.ts"], {
 		PORT: String(port),
 		DATA_DIR: dataDir,
 		ADMIN_PASSWORD: PASSWORD,

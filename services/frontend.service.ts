@@ -30,6 +30,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
 	actions: {
 		bootconf: {
 			rest: "GET /frontend/bootconf",
+			retryPolicy: { enabled: true },
 			params: {},
 			handler(this: FrontendThis, ctx: Context<Record<string, unknown>, Meta>): string {
 				const conf = buildBootConf({ logged: !!ctx.meta.user, validMailer: this.mailerAvailable() });
@@ -40,6 +41,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
 		},
 		state: {
 			rest: "GET /frontend/state",
+			retryPolicy: { enabled: true },
 			params: {
 				ws: { type: "string", optional: true, max: 255 },
 				lang: { type: "string", optional: true, max: 16 },
@@ -57,6 +59,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
 		},
 		authState: {
 			rest: "GET /frontend/auth/state",
+			retryPolicy: { enabled: true },
 			params: {},
 			// No Cells spec definition exists for this enterprise route: the answer is the caller's login state.
 			handler(ctx: Context<Record<string, unknown>, Meta>) {
@@ -67,6 +70,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
 		},
 		loginConnectors: {
 			rest: "GET /frontend/login/connectors",
+			retryPolicy: { enabled: true },
 			params: {},
 			handler() {
 				// The only way to log in to Cellar is its own password login: no external IdP is wired in.

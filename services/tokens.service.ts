@@ -14,7 +14,8 @@ import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { loadConfig } from "../lib/config";
 import { BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError } from "../lib/errors";
 import { checkName, checkScopes, checkText, sha256 } from "../lib/tokens/format";
-import { systemClock, type Clock, type PatType, type TokenStore } from "../lib/tokens/model";
+import { systemClock, type Clock, type PatType } from "../lib/tokens/model";
+import { ensureIndexes, tokenStoreOf } from "../lib/tokens/store";
 import { Sessions } from "../lib/tokens/sessions";
 import { PersonalTokens, toApiToken } from "../lib/tokens/personal";
 import { ResetKeys, resetDoneMail, resetRequestMail } from "../lib/tokens/reset";
@@ -340,15 +341,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 	},
 
 	async started(this: TokensThis) {
-		const adapter = this.adapter as RawAdapter;
-		const store = this.store as Store<Doc>;
-		const tokenStore: TokenStore = {
-			...store,
-			async updateWhere(query, set) {
-				const n = await adapter.updateMany(query, { $set: set });
-				return typeof n === "number" ? n : Number((n as { modifiedCount?: number })?.modifiedCount ?? 0);
-			},
-		};
+		const tokenStore = tokenStoreOf(this.store, this.adapter);
 		const clock: Clock = systemClock;
 		// Read once, when the service starts: the environment of a test or a second node may change afterwards.
 		const cfg = loadConfig();
@@ -356,7 +349,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 		this.sessions = new Sessions(tokenStore, () => cfg.refreshTokenTtl, clock);
 		this.personal = new PersonalTokens(tokenStore, clock);
 		this.resets = new ResetKeys(tokenStore, clock);
-		await ensureIndexes(adapter);
+		await ensureIndexes(this.adapter);
 		this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
 		this.purgeTimer.unref();
 	},
@@ -371,25 +364,6 @@ function isClientError(e: unknown): boolean {
 	if (name === "ServiceNotFoundError" || name === "ServiceNotAvailableError" || name === "RequestTimeoutError") return false;
 	const code = (e as { code?: unknown })?.code;
 	return typeof code === "number" && code >= 400 && code < 500;
-}
-
-interface RawAdapter {
-	updateMany(query: object, update: object): Promise<unknown>;
-	db?: { ensureIndex?(o: object): Promise<unknown> };
-	collection?: { createIndex?(spec: object, o?: object): Promise<unknown> };
-}
-
-/** Lookups by hash and by user stay fast as the collection grows (NeDB in memory, MongoDB on disk). */
-async function ensureIndexes(adapter: RawAdapter): Promise<void> {
-	const fields = ["tokenHash", "keyHash", "userUuid", "UserUuid"];
-	try {
-		for (const f of fields) {
-			if (adapter.db?.ensureIndex) await adapter.db.ensureIndex({ fieldName: f, sparse: true });
-			else if (adapter.collection?.createIndex) await adapter.collection.createIndex({ [f]: 1 }, { sparse: true });
-		}
-	} catch {
-		// Indexes only speed things up.
-	}
 }
 
 interface StatResult {

@@ -38,8 +38,9 @@ interface Proc {
 }
 
 function startProc(nodeId: string, services: string[], env: Record<string, string>): Proc {
-	const args = ["--import", "tsx", "node_modules/moleculer/bin/moleculer-runner.js", "--config", "moleculer.config.ts", ...services.map((s) => `services/${s}.service.ts`)];
-	const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, NODE_ID: nodeId }, stdio: ["ignore", "pipe", "pipe"] });
+	// Exactly as the README starts a node of a cluster: npm start's command with SERVICES choosing the services.
+	const args = ["--import", "tsx", "bin/start.ts", "--config", "moleculer.config.ts", "services/**/*.service.ts"];
+	const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, NODE_ID: nodeId, SERVICES: services.join(",") }, stdio: ["ignore", "pipe", "pipe"] });
 	const out: string[] = [];
 	child.stdout?.on("data", (d) => out.push(String(d)));
 	child.stderr?.on("data", (d) => out.push(String(d)));

@@ -8,7 +8,7 @@ describe("HTTP: install", function () {
 
 	before(async () => {
 		node = await startNode();
-		const ready = await node.broker.call<{ Installed: boolean; LastError?: string }, object>("install.ready", { timeout: 15_000 });
+		const ready = await node.broker.call<{ Installed: boolean; LastError?: string }, object>("install.ready", { timeout: 15_000 }, { timeout: 20_000 });
 		assert.equal(ready.Installed, true, ready.LastError);
 		admin = await node.login("admin", node.adminPassword);
 	});
