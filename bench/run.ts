@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer, type AddressInfo } from "node:net";
 
 const ROOT = join(__dirname, "..");
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
@@ -30,6 +31,17 @@ async function waitFor(url: string, init?: RequestInit): Promise<Response> {
 	throw new Error(`${url} did not come up`);
 }
 
+function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const srv = createServer();
+		srv.once("error", reject);
+		srv.listen(0, "127.0.0.1", () => {
+			const { port } = srv.address() as AddressInfo;
+			srv.close(() => resolve(port));
+		});
+	});
+}
+
 interface Figures {
 	rps: number;
 	p50: number;
@@ -53,8 +65,8 @@ function row(name: string, f: Figures, base?: Figures) {
 
 async function main() {
 	const dataDir = mkdtempSync(join(tmpdir(), "cellar-bench-"));
-	const port = 30_000 + Math.floor(Math.random() * 10_000);
-	const barePort = port + 1;
+	const port = await freePort();
+	const barePort = await freePort();
 	const node = start(["--import", "tsx", "bin/start.ts", "--config", "moleculer.config.ts", "services/**/*.service.ts"], {
 		PORT: String(port),
 		DATA_DIR: dataDir,
@@ -97,6 +109,11 @@ async function main() {
 		const bareBase = `http://127.0.0.1:${barePort}`;
 		await waitFor(`${bareBase}/a/frontend/state`);
 
+		// Warm-up (JIT, caches) before anything is measured.
+		await run({ url: `${base}/a/frontend/state`, headers: auth, duration: 3 });
+		await run({ url: `${base}/a/user`, method: "POST", headers: auth, body: searchBody, duration: 3 });
+		await run({ url: `${bareBase}/a/frontend/state`, headers: auth, duration: 2 });
+
 		console.log(`Cellar benchmark: ${CONNECTIONS} connections, ${DURATION} s per row, node ${process.version}, ${require("node:os").cpus().length} cores`);
 		const bareState = await run({ url: `${bareBase}/a/frontend/state`, headers: auth });
 		row("bare http: same bytes as /a/frontend/state", bareState);
@@ -106,6 +123,16 @@ async function main() {
 		row("bare http: same bytes as POST /a/user", bareSearch);
 		const search1 = await run({ url: `${base}/a/user`, method: "POST", headers: auth, body: searchBody });
 		row("POST /a/user search (authenticated)", search1, bareSearch);
+
+		// The same search with a different body each time: every call misses the response cache and runs the action.
+		let n = 0;
+		const uncached = await run({
+			url: `${base}/a/user`,
+			method: "POST",
+			headers: auth,
+			requests: [{ setupRequest: (r) => ({ ...r, body: JSON.stringify({ Queries: [{ Login: "*" }], Limit: String(10 + (n++ % 100000)) }) }) }],
+		});
+		row("POST /a/user search, never cached", uncached, bareSearch);
 
 		const loginBody = JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password: PASSWORD } });
 		const logins = await run({ url: `${base}/a/frontend/session`, method: "POST", headers: { "Content-Type": "application/json" }, body: loginBody, connections: 10 });

@@ -63,6 +63,7 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 	actions: {
 		search: {
 			rest: "POST /acl",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: {
 				Queries: { type: "array", optional: true, items: "object", max: 1000 },

@@ -16,6 +16,8 @@ import { toRestError, ForbiddenError, UnauthorizedError, NotFoundError } from ".
 import { subjectsOf, type Identity, type Meta } from "../lib/auth/identity";
 import { AccessControl, type AccessSnapshot } from "../lib/gateway/access";
 import { IdentityCache } from "../lib/gateway/identity-cache";
+import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/response-cache";
+import { parseSize, readBody, parseJsonBody } from "../lib/gateway/read-json";
 
 const cfg = loadConfig();
 // Set once the service exists: the request log goes through the service's logger (and its LOG_LEVEL).
@@ -27,7 +29,9 @@ type Req = IncomingMessage & {
 	$ctx?: Context<unknown, Meta>;
 	$alias?: Alias;
 	originalUrl?: string;
-	$started?: number;
+	$action?: { httpCache?: boolean };
+	$cacheKey?: string;
+	$cacheGen?: number;
 };
 interface Alias {
 	method: string;
@@ -100,9 +104,9 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 				},
 				onAfterCall(this: GatewayThis, ctx: Context<unknown, Meta>, _route: unknown, req: Req, _res: ServerResponse, data: unknown) {
 					const op = req.$alias ? operationOf(req.$alias) : undefined;
-					if (!op?.response || ctx.meta.$responseType || data === null || typeof data !== "object" || Buffer.isBuffer(data)) return data;
-					if (typeof (data as { pipe?: unknown }).pipe === "function") return data;
-					return encode(data, op.response, op.defs) ?? {};
+					if (data === null || typeof data !== "object" || Buffer.isBuffer(data) || typeof (data as { pipe?: unknown }).pipe === "function") return this.remember(ctx, req, data);
+					if (!op?.response || ctx.meta.$responseType) return data;
+					return this.remember(ctx, req, encode(data, op.response, op.defs) ?? {});
 				},
 			} as unknown as ApiRouteSchema,
 		],
@@ -112,14 +116,14 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 	},
 	events: {
 		"identity.changed"(this: GatewayThis) {
-			this.identities.clear();
+			this.forget();
 		},
 		"token.revoked"(this: GatewayThis) {
-			this.identities.clear();
+			this.forget();
 		},
 		"policy.changed"(this: GatewayThis) {
 			this.access.invalidate();
-			this.identities.clear();
+			this.forget();
 		},
 	},
 	methods: {
@@ -160,9 +164,70 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		async resolveIdentity(this: GatewayThis, ctx: Context<unknown, Meta>, token: string): Promise<Identity> {
 			const hit = this.identities.get(token);
 			if (hit) return hit;
+			const generation = this.identities.generation;
 			const identity = await ctx.call<Identity, { token: string }>("auth.resolve", { token }, { meta: { ip: ctx.meta.ip } });
-			this.identities.set(token, identity);
+			this.identities.remember(token, identity, Date.now(), generation);
 			return identity;
+		},
+
+		forget(this: GatewayThis) {
+			this.identities.clear();
+			this.responses.clear();
+		},
+
+		/** Keeps the answer of an `httpCache` read for the same caller and request (see lib/gateway/response-cache). */
+		remember(this: GatewayThis, ctx: Context<unknown, Meta>, req: Req, data: unknown): unknown {
+			if (!req.$cacheKey || !req.$action?.httpCache || ctx.meta.$responseHeaders || (ctx.meta.$statusCode ?? 200) !== 200) return data;
+			if (data === null || data === undefined || Buffer.isBuffer(data) || (typeof data === "object" && typeof (data as { pipe?: unknown }).pipe === "function")) return data;
+			const body = typeof data === "string" ? data : JSON.stringify(data);
+			const type = ctx.meta.$responseType ?? "application/json; charset=utf-8";
+			const user = ctx.meta.user;
+			this.responses.set(req.$cacheKey, { type, body, user: user?.Login ?? "-" }, user ? user.ExpiresAt * 1000 : Infinity, Date.now(), req.$cacheGen);
+			ctx.meta.$responseType = type;
+			return body;
+		},
+
+		/** Answers from the response cache when it can; otherwise hands the request to moleculer-web. */
+		onRequest(this: GatewayThis, req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void) {
+			if (!cacheableRequest(req)) return next(req, res);
+			const started = process.hrtime.bigint();
+			// On a miss the request goes on to moleculer-web; a POST body, already read here, is parsed for it (its
+			// own parser sees a finished stream and keeps req.body).
+			const pass = (rawBody: string, key?: string) => {
+				if (req.method === "POST") {
+					try {
+						req.body = parseJsonBody(rawBody) ?? {};
+					} catch (err) {
+						return this.writeError(req, res, err);
+					}
+				}
+				if (key) {
+					req.$cacheKey = key;
+					req.$cacheGen = this.responses.generation;
+				}
+				next(req, res);
+			};
+			const lookup = (rawBody: string) => {
+				const snapshot = this.access.peek();
+				const token = bearer(req);
+				const ip = clientIp(req);
+				if (!snapshot || this.access.isBanned(snapshot, ip)) return pass(rawBody);
+				const identity = token ? this.identities.get(token) : null;
+				if (identity === undefined) return pass(rawBody);
+				const key = cacheKey(req, token, rawBody);
+				const hit = this.responses.get(key);
+				const path = (req.url ?? "").split("?")[0].slice(2);
+				if (hit && this.access.allowed(snapshot, subjectsOf(identity), `rest:${path}`, req.method ?? "GET", ip)) {
+					const id = (req.headers["x-request-id"] as string | undefined)?.slice(0, 128) || randomUUID();
+					this.responses.serve(res, hit, id);
+					requestLogger(`${req.method} ${req.url} 200 ${(Number(process.hrtime.bigint() - started) / 1e6).toFixed(1)}ms ${hit.user} (cached)`);
+					return;
+				}
+				pass(rawBody, key);
+			};
+			if (req.method !== "POST") return lookup("");
+			if (req.headers["content-encoding"]) return next(req, res);
+			readBody(req, this.bodyLimit).then(lookup, (err) => this.writeError(req, res, err));
 		},
 
 		writeError(this: GatewayThis, req: Req, res: ServerResponse, err: unknown) {
@@ -185,6 +250,13 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		this.settings.ip = now.host;
 		requestLogger = (line) => this.logger.info(line);
 		this.identities = new IdentityCache();
+		this.responses = new ResponseCache();
+		this.bodyLimit = parseSize(now.bodyLimit);
+		// moleculer-web created its server in its own created(): put the response cache in front of its handler.
+		const server = this.server as unknown as import("node:http").Server;
+		const [handler] = server.listeners("request") as ((req: Req, res: ServerResponse) => void)[];
+		server.removeAllListeners("request");
+		server.on("request", (req: Req, res: ServerResponse) => this.onRequest(req, res, handler));
 		this.access = new AccessControl(() => this.broker.call<AccessSnapshot, Record<string, never>>("policy.snapshot", {}, { timeout: cfg.requestTimeout, retries: 2 }));
 	},
 	started(this: GatewayThis) {
@@ -195,6 +267,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 
 interface GatewayVars {
 	identities: IdentityCache;
+	responses: ResponseCache;
+	bodyLimit: number;
 	access: AccessControl;
 	server?: { address?: () => unknown };
 }
@@ -202,6 +276,9 @@ interface GatewayMethods {
 	prepareCall(ctx: Context<unknown, Meta>, req: Req, alias: Alias): Promise<void>;
 	resolveIdentity(ctx: Context<unknown, Meta>, token: string): Promise<Identity>;
 	writeError(req: Req, res: ServerResponse, err: unknown): void;
+	forget(): void;
+	remember(ctx: Context<unknown, Meta>, req: Req, data: unknown): unknown;
+	onRequest(req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void): void;
 }
 type GatewayThis = Service<ApiSettingsSchema> & GatewayVars & GatewayMethods;
 

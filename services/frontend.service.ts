@@ -30,6 +30,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
 	actions: {
 		bootconf: {
 			rest: "GET /frontend/bootconf",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: {},
 			handler(this: FrontendThis, ctx: Context<Record<string, unknown>, Meta>): string {
@@ -41,6 +42,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
 		},
 		state: {
 			rest: "GET /frontend/state",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: {
 				ws: { type: "string", optional: true, max: 255 },
@@ -59,6 +61,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
 		},
 		authState: {
 			rest: "GET /frontend/auth/state",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: {},
 			// No Cells spec definition exists for this enterprise route: the answer is the caller's login state.
@@ -70,6 +73,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
 		},
 		loginConnectors: {
 			rest: "GET /frontend/login/connectors",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: {},
 			handler() {

@@ -66,6 +66,7 @@ const RolesService: ServiceSchema = {
 	actions: {
 		search: {
 			rest: "POST /role",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: {
 				Queries: { type: "array", optional: true, items: "object" },
@@ -87,6 +88,7 @@ const RolesService: ServiceSchema = {
 		},
 		get: {
 			rest: "GET /role/:Uuid",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: { Uuid: { type: "string", min: 1, max: 128 } },
 			async handler(ctx: Context<{ Uuid: string }, Meta>) {

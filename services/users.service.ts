@@ -39,6 +39,7 @@ const UsersService: ServiceSchema = {
 	actions: {
 		search: {
 			rest: "POST /user",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: {
 				Queries: { type: "array", optional: true, items: "object" },
@@ -56,6 +57,7 @@ const UsersService: ServiceSchema = {
 		},
 		get: {
 			rest: "GET /user/:Login",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: { Login: { type: "string", min: 1, max: 255 } },
 			async handler(ctx: Context<{ Login: string }, Meta>) {
@@ -182,6 +184,17 @@ const UsersService: ServiceSchema = {
 			this.cache = undefined;
 			await ctx.broadcast("identity.changed", { kind: "user", uuid: doc.Uuid });
 			return saved;
+		},
+		/**
+		 * Login bookkeeping (failure counter, last connection) changes nothing anyone caches: it is written
+		 * without the `identity.changed` broadcast, so a login storm does not empty every gateway's caches.
+		 */
+		async saveQuietly(doc: UserDoc): Promise<void> {
+			await (this.store as Store<UserDoc>).replace(doc);
+			const list: UserDoc[] | undefined = this.cache ? await this.cache.catch(() => undefined) : undefined;
+			const i = list?.findIndex((u) => u._id === doc._id) ?? -1;
+			if (list && i >= 0) list[i] = doc;
+			else this.cache = undefined;
 		},
 		/** Role uuids in the order they apply: root, groups outermost first, profile roles, assigned, own. */
 		async roleOrder(u: UserDoc): Promise<string[]> {
@@ -334,12 +347,13 @@ const UsersService: ServiceSchema = {
 				const failed = Number(u.Attributes.failedConnections ?? 0) + 1;
 				const attrs: Record<string, string> = { ...u.Attributes, failedConnections: String(failed) };
 				if (failed >= cfg.maxFailedLogins) attrs.locks = JSON.stringify([...new Set([...locksOf(u), "logout"])]);
-				await this.save(ctx, { ...u, Attributes: attrs });
+				if (failed >= cfg.maxFailedLogins) await this.save(ctx, { ...u, Attributes: attrs });
+				else await this.saveQuietly({ ...u, Attributes: attrs });
 				if (failed >= cfg.maxFailedLogins) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
 				throw new UnauthorizedError("Login failed", "login.failed");
 			}
 			const { failedConnections, ...attrs } = u.Attributes;
-			await this.save(ctx, { ...u, Attributes: attrs, LastConnected: Math.floor(Date.now() / 1000) });
+			await this.saveQuietly({ ...u, Attributes: attrs, LastConnected: Math.floor(Date.now() / 1000) });
 			return this.authInfo(u);
 		},
 	},

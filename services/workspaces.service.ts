@@ -90,6 +90,7 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 	actions: {
 		search: {
 			rest: "POST /workspace",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: {
 				Queries: { type: "array", optional: true, items: "object", max: 1000 },

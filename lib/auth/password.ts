@@ -1,16 +1,29 @@
 // Password hashing with scrypt (Node's own, run on the libuv pool so a login storm does not block the event
 // loop). Stored as `scrypt$N$r$p$salt$hash`, so the cost can be raised later without breaking old hashes.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { availableParallelism } from "node:os";
 
 const N = Number(process.env.SCRYPT_N || 16384);
 const R = 8;
 const P = 1;
 const KEYLEN = 32;
 
-function derive(password: string, salt: Buffer, opts: ScryptOptions): Promise<Buffer> {
-	return new Promise((resolve, reject) =>
-		scrypt(password.normalize("NFC"), salt, KEYLEN, { ...opts, maxmem: 256 * 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key))),
-	);
+// At most cores-1 derivations at once (at least one): a login storm keeps one core for everything else.
+const MAX_PARALLEL = Math.max(1, Number(process.env.KDF_PARALLEL || availableParallelism() - 1));
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function derive(password: string, salt: Buffer, opts: ScryptOptions): Promise<Buffer> {
+	if (running >= MAX_PARALLEL) await new Promise<void>((resolve) => waiting.push(resolve));
+	running++;
+	try {
+		return await new Promise<Buffer>((resolve, reject) =>
+			scrypt(password.normalize("NFC"), salt, KEYLEN, { ...opts, maxmem: 256 * 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key))),
+		);
+	} finally {
+		running--;
+		waiting.shift()?.();
+	}
 }
 
 export async function hashPassword(password: string): Promise<string> {

@@ -21,6 +21,11 @@ export class AccessControl {
 		this.decisions.clear();
 	}
 
+	/** The snapshot if loaded, without waiting: the cached-response path never waits on the policy service. */
+	peek(): AccessSnapshot | undefined {
+		return this.snapshot;
+	}
+
 	async current(): Promise<AccessSnapshot> {
 		if (this.snapshot) return this.snapshot;
 		this.loading ??= this.load().then(
@@ -44,7 +49,7 @@ export class AccessControl {
 
 	/** Policies with conditions depend on the request context; the others can be memoised per subject set. */
 	allowed(snapshot: AccessSnapshot, subjects: string[], resource: string, action: string, ip: string | undefined): boolean {
-		const conditional = snapshot.policies.some((p) => p.conditions && Object.keys(p.conditions).length);
+		const conditional = (snapshot as AccessSnapshot & { $conditional?: boolean }).$conditional ??= snapshot.policies.some((p) => p.conditions && Object.keys(p.conditions).length);
 		const key = conditional ? "" : `${subjects.join(",")}|${action}|${resource}`;
 		if (key) {
 			const hit = this.decisions.get(key);

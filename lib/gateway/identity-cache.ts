@@ -2,28 +2,15 @@
 // than one per request. Any identity or token change anywhere in the cluster clears it (events), so a deleted
 // or locked user, or a revoked token, stops working at once.
 import type { Identity } from "../auth/identity";
+import { TtlCache } from "./ttl-cache";
 
-export class IdentityCache {
-	private entries = new Map<string, { identity: Identity; until: number }>();
-	constructor(private readonly ttlMs = 5000, private readonly max = 20_000) {}
-
-	get(token: string, now = Date.now()): Identity | undefined {
-		const e = this.entries.get(token);
-		if (!e) return undefined;
-		if (e.until <= now) {
-			this.entries.delete(token);
-			return undefined;
-		}
-		return e.identity;
+export class IdentityCache extends TtlCache<Identity> {
+	constructor(ttlMs = 5000, max = 20_000) {
+		super(ttlMs, max);
 	}
 
-	set(token: string, identity: Identity, now = Date.now()): void {
-		if (this.entries.size >= this.max) this.entries.clear();
-		const until = Math.min(now + this.ttlMs, identity.ExpiresAt * 1000);
-		if (until > now) this.entries.set(token, { identity, until });
-	}
-
-	clear(): void {
-		this.entries.clear();
+	/** Never kept past the credential's own expiry. */
+	remember(token: string, identity: Identity, now = Date.now(), generation = this.generation): void {
+		this.set(token, identity, identity.ExpiresAt * 1000, now, generation);
 	}
 }

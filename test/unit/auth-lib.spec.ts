@@ -37,10 +37,10 @@ describe("auth building blocks", () => {
 		const cache = new IdentityCache(5000);
 		const now = 1_000_000_000_000;
 		const id = { Uuid: "u", Login: "l", Profile: "standard", GroupPath: "/", Roles: [], TokenKind: "session", ExpiresAt: now / 1000 + 2 } as Identity;
-		cache.set("t", id, now);
+		cache.remember("t", id, now);
 		assert.equal(cache.get("t", now + 1000), id);
 		assert.equal(cache.get("t", now + 2500), undefined);
-		cache.set("t", id, now);
+		cache.remember("t", id, now);
 		cache.clear();
 		assert.equal(cache.get("t", now), undefined);
 	});
