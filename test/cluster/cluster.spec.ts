@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "node:net";
+import { ServiceBroker } from "moleculer";
 
 const ROOT = join(__dirname, "..", "..");
 const REDIS = process.env.REDIS_URL || "redis://127.0.0.1:6379";
@@ -79,6 +80,8 @@ describe("cluster over Redis (separate processes)", function () {
 	this.timeout(120_000);
 	const procs: Proc[] = [];
 	const dirs: string[] = [];
+	// A broker of the test's own joins the cluster to watch its registry.
+	let observer: ServiceBroker | undefined;
 	let base = "";
 	const password = "Cluster-Admin-1234";
 
@@ -90,9 +93,12 @@ describe("cluster over Redis (separate processes)", function () {
 		}
 		const port = 20_000 + Math.floor(Math.random() * 20_000);
 		base = `http://127.0.0.1:${port}`;
+		const namespace = `cellar-test-${process.pid}-${Date.now()}`;
+		observer = new ServiceBroker({ logger: false, transporter: REDIS as unknown as "Redis", namespace, nodeID: "observer", heartbeatInterval: 1, heartbeatTimeout: 3 });
+		await observer.start();
 		const common = {
 			TRANSPORTER: REDIS,
-			NAMESPACE: `cellar-test-${process.pid}-${Date.now()}`,
+			NAMESPACE: namespace,
 			JWT_SECRET: "cluster-test-secret-0123456789abcdef",
 			ADMIN_PASSWORD: password,
 			SCRYPT_N: "1024",
@@ -121,7 +127,8 @@ describe("cluster over Redis (separate processes)", function () {
 		});
 	});
 
-	after(() => {
+	after(async () => {
+		await observer?.stop();
 		for (const p of procs) p.child.kill("SIGKILL");
 		for (const d of dirs) rmSync(d, { recursive: true, force: true });
 	});
@@ -139,18 +146,24 @@ describe("cluster over Redis (separate processes)", function () {
 		// Both replicas answer bootconf before the kill.
 		for (let i = 0; i < 10; i++) assert.equal((await timed(`${base}/a/frontend/bootconf`)).status, 200);
 
+		await until("id2 to be seen by the observer", async () => observer!.registry.nodes.get("id2")?.available, 10_000);
 		const killedAt = Date.now();
 		procs[2].child.kill("SIGKILL");
+		const dropped = until("the registry to drop id2", async () => observer!.registry.nodes.get("id2")?.available === false && Date.now(), 15_000);
 		const timings: number[] = [];
 		for (let i = 0; i < 30; i++) {
-			const r = await timed(`${base}/a/frontend/bootconf`);
+			// A distinct query each time: the gateway's response cache must not answer for the dead node.
+			const r = await timed(`${base}/a/frontend/bootconf?probe=${i}`);
 			assert.equal(r.status, 200, `read ${i} after the kill failed: ${JSON.stringify(r.body)}`);
 			timings.push(r.ms);
-			const u = await timed(`${base}/a/user/cluster-user`, { headers: auth });
+			const u = await timed(`${base}/a/user/cluster-user?probe=${i}`, { headers: auth });
 			assert.equal(u.status, 200);
 		}
 		// Retried reads wait at most one request timeout plus back-off: nothing hangs.
 		assert.ok(Math.max(...timings) < 3000 + 2000, `slowest read took ${Math.max(...timings)} ms`);
+		// Heartbeat timeout 3 s: the check runs every timeout period, so a dead node goes within about twice that.
+		const droppedAfter = (await dropped) - killedAt;
+		assert.ok(droppedAfter <= 2 * 3000 + 1500, `the dead node was dropped after ${droppedAfter} ms`);
 
 		// A fresh login needs auth.resolve / auth.session on the surviving replica once the dead node is dropped.
 		await until(
