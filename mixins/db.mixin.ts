@@ -28,6 +28,8 @@ export interface Store<T extends Doc> {
 	insert(doc: T): Promise<T>;
 	replace(doc: T): Promise<T>;
 	patch(id: string, fields: Partial<T>): Promise<T | null>;
+	/** Mongo update operators ($set, $inc, $unset) on every match; the number of documents changed. */
+	updateMany(query: Record<string, unknown>, update: Record<string, unknown>): Promise<number>;
 	remove(id: string): Promise<boolean>;
 	removeMany(query: Record<string, unknown>): Promise<number>;
 }
@@ -40,6 +42,7 @@ interface RawAdapter {
 	insert(doc: object): Promise<unknown>;
 	updateById(id: string, update: object): Promise<unknown>;
 	removeById(id: string): Promise<unknown>;
+	updateMany(q: object, update: object): Promise<unknown>;
 	removeMany(q: object): Promise<unknown>;
 }
 
@@ -79,6 +82,10 @@ export function makeStore<T extends Doc>(adapter: RawAdapter): Store<T> {
 			const { _id, ...rest } = fields as Doc;
 			return clean<T>(await adapter.updateById(id, { $set: rest }));
 		},
+		async updateMany(query, update) {
+			const n = await adapter.updateMany(query, update);
+			return typeof n === "number" ? n : Array.isArray(n) ? n.length : Number((n as { modifiedCount?: number })?.modifiedCount ?? 0);
+		},
 		async remove(id) {
 			return !!(await adapter.removeById(id));
 		},
@@ -92,7 +99,12 @@ export function makeStore<T extends Doc>(adapter: RawAdapter): Store<T> {
 const DISABLED = ["find", "count", "list", "create", "insert", "get", "update", "remove"];
 
 /** `DbMixin("users")`: a store named after its collection, reachable as `this.store` in the service. */
-export function DbMixin(collection: string): Partial<ServiceSchema> {
+export interface StoreIndex {
+	field: string;
+	unique?: boolean;
+}
+
+export function DbMixin(collection: string, opts: { indexes?: StoreIndex[] } = {}): Partial<ServiceSchema> {
 	const schema = {
 		mixins: [DbService as unknown as Partial<ServiceSchema>],
 		collection,
@@ -108,6 +120,13 @@ export function DbMixin(collection: string): Partial<ServiceSchema> {
 			this.adapter = adapter as unknown as typeof this.adapter;
 			this.adapter.init(this.broker, this);
 			this.store = makeStore(this.adapter);
+		},
+		// Runs after moleculer-db's own started(), which connects the adapter.
+		async started(this: { adapter: { db?: { ensureIndex(o: object): Promise<void> | void }; collection?: { createIndex(k: object, o: object): Promise<unknown> } } }) {
+			for (const ix of opts.indexes ?? []) {
+				if (this.adapter.collection) await this.adapter.collection.createIndex({ [ix.field]: 1 }, { unique: !!ix.unique });
+				else await this.adapter.db?.ensureIndex({ fieldName: ix.field, unique: !!ix.unique });
+			}
 		},
 	};
 	return schema as unknown as Partial<ServiceSchema>;

@@ -61,6 +61,11 @@ function memoryStore(): TokenStore & { docs: Doc[] } {
 			for (const d of hit) Object.assign(d, copy(set));
 			return hit.length;
 		},
+		async updateMany(q, update) {
+			const hit = docs.filter((d) => match(d, q));
+			for (const d of hit) Object.assign(d, copy((update as { $set?: Record<string, unknown> }).$set ?? {}));
+			return hit.length;
+		},
 	};
 }
 

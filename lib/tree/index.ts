@@ -1,0 +1,202 @@
+// The node index: one document per file or folder, looked up by datasource path or uuid. Folder sizes are the
+// sum of their content, kept up to date on every write by increments along the ancestors.
+import { randomUUID } from "node:crypto";
+import type { Store } from "../../mixins/db.mixin";
+import { ConflictError, NotFoundError } from "../errors";
+import { ancestors, baseName, parentOf } from "./paths";
+import { dsKey, rootUuid, type NodeDoc, type NodeType } from "./model";
+
+const now = () => Math.floor(Date.now() / 1000);
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+export interface ListOptions {
+	offset?: number;
+	limit?: number;
+	type?: NodeType;
+	includeHidden?: boolean;
+}
+
+export class TreeIndex {
+	constructor(private readonly store: Store<NodeDoc>) {}
+
+	async get(ds: string, path: string): Promise<NodeDoc | null> {
+		const doc = await this.store.findOne({ dsPath: dsKey(ds, path) });
+		return doc && !doc.pending ? doc : null;
+	}
+
+	async byUuid(uuid: string): Promise<NodeDoc | null> {
+		const doc = await this.store.get(uuid);
+		return doc && !doc.pending ? doc : null;
+	}
+
+	async ensureRoot(ds: string): Promise<NodeDoc> {
+		const existing = await this.store.findOne({ dsPath: ds });
+		if (existing) return existing;
+		const root: NodeDoc = { _id: rootUuid(ds), ds, path: "", dsPath: ds, parentKey: "", name: ds, type: "COLLECTION", size: 0, mtime: now(), meta: {} };
+		try {
+			return await this.store.insert(root);
+		} catch {
+			return (await this.store.findOne({ dsPath: ds })) as NodeDoc;
+		}
+	}
+
+	async children(ds: string, path: string, opts: ListOptions = {}): Promise<{ nodes: NodeDoc[]; total: number }> {
+		const query: Record<string, unknown> = { parentKey: dsKey(ds, path), pending: { $exists: false } };
+		if (opts.type) query.type = opts.type;
+		if (!opts.includeHidden) query.name = { $regex: /^[^.]/ };
+		const total = await this.store.count(query);
+		const nodes = await this.store.find({ query, sort: ["name"], offset: opts.offset, limit: opts.limit });
+		return { nodes, total };
+	}
+
+	/** Number of files and folders directly inside a folder (dot-files excluded). */
+	async childCounts(ds: string, path: string): Promise<{ files: number; folders: number }> {
+		const base = { parentKey: dsKey(ds, path), pending: { $exists: false }, name: { $regex: /^[^.]/ } };
+		const [files, folders] = await Promise.all([this.store.count({ ...base, type: "LEAF" }), this.store.count({ ...base, type: "COLLECTION" })]);
+		return { files, folders };
+	}
+
+	/** Creates a folder (and, if `recursive`, its missing parents). An existing folder is returned as is. */
+	async mkdir(ds: string, path: string, recursive: boolean): Promise<{ node: NodeDoc; created: NodeDoc[] }> {
+		await this.ensureRoot(ds);
+		const created: NodeDoc[] = [];
+		const chain = [...ancestors(path).slice(1), path];
+		let last: NodeDoc | null = await this.get(ds, "");
+		for (let i = 0; i < chain.length; i++) {
+			const p = chain[i];
+			const existing = await this.get(ds, p);
+			if (existing) {
+				if (existing.type !== "COLLECTION") throw new ConflictError(`${p} exists and is a file`, "node.exists");
+				last = existing;
+				continue;
+			}
+			if (i < chain.length - 1 && !recursive) throw new NotFoundError(`Parent folder ${parentOf(path) || ds} does not exist`, "node.notfound");
+			last = await this.insertNode({ ds, path: p, type: "COLLECTION", size: 0 });
+			created.push(last);
+		}
+		return { node: last as NodeDoc, created };
+	}
+
+	private async insertNode(n: { ds: string; path: string; type: NodeType; size: number; uuid?: string; key?: string; etag?: string; mtime?: number; meta?: Record<string, string>; pending?: number }): Promise<NodeDoc> {
+		const doc: NodeDoc = {
+			_id: n.uuid ?? randomUUID(),
+			ds: n.ds,
+			path: n.path,
+			dsPath: dsKey(n.ds, n.path),
+			parentKey: dsKey(n.ds, parentOf(n.path)),
+			name: baseName(n.path),
+			type: n.type,
+			size: n.size,
+			mtime: n.mtime ?? now(),
+			meta: n.meta ?? {},
+		};
+		if (n.key !== undefined) doc.key = n.key;
+		if (n.etag !== undefined) doc.etag = n.etag;
+		if (n.pending !== undefined) doc.pending = n.pending;
+		try {
+			return await this.store.insert(doc);
+		} catch (e) {
+			if (/unique/i.test(String((e as Error).message)) || (e as { errorType?: string }).errorType === "uniqueViolated") throw new ConflictError(`${n.path} already exists`, "node.exists");
+			throw e;
+		}
+	}
+
+	/** Adds `delta` bytes to every folder above `path` and touches their modification time. */
+	async addSize(ds: string, path: string, delta: number): Promise<void> {
+		const keys = ancestors(path).map((p) => dsKey(ds, p));
+		if (!keys.length) return;
+		await this.store.updateMany({ dsPath: { $in: keys } }, delta ? { $inc: { size: delta }, $set: { mtime: now() } } : { $set: { mtime: now() } });
+	}
+
+	/** Reserves a node for content being written; invisible until `commit`. */
+	async reserve(ds: string, path: string, uuid: string, key: string): Promise<NodeDoc> {
+		return this.insertNode({ ds, path, type: "LEAF", size: 0, uuid, key, pending: Date.now() });
+	}
+
+	/** Makes written content visible: a new file, or a new version of an existing one (same uuid). */
+	async commitFile(ds: string, path: string, content: { uuid: string; key: string; size: number; etag: string; mtime?: number; meta?: Record<string, string> }): Promise<{ node: NodeDoc; previous: NodeDoc | null }> {
+		const previous = await this.get(ds, path);
+		if (previous && previous.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
+		const mtime = content.mtime ?? now();
+		let node: NodeDoc;
+		if (previous) {
+			node = { ...previous, size: content.size, etag: content.etag, key: content.key, mtime, meta: { ...previous.meta, ...(content.meta ?? {}) } };
+			await this.store.replace(node);
+			// A pending reservation for the same path (if any) is dropped: the existing node keeps its uuid.
+			if (content.uuid !== previous._id) await this.store.remove(content.uuid);
+		} else {
+			const reserved = await this.store.get(content.uuid);
+			if (reserved) {
+				node = { ...reserved, size: content.size, etag: content.etag, key: content.key, mtime, meta: { ...reserved.meta, ...(content.meta ?? {}) } };
+				delete node.pending;
+				await this.store.replace(node);
+			} else {
+				node = await this.insertNode({ ds, path, type: "LEAF", size: content.size, uuid: content.uuid, key: content.key, etag: content.etag, mtime, meta: content.meta });
+			}
+		}
+		await this.addSize(ds, path, content.size - (previous?.size ?? 0));
+		return { node, previous };
+	}
+
+	async abandon(uuid: string): Promise<void> {
+		const doc = await this.store.get(uuid);
+		if (doc?.pending) await this.store.remove(uuid);
+	}
+
+	/** Nodes left pending by a crash, for the service to roll back at start-up. */
+	async pendingOlderThan(ms: number): Promise<NodeDoc[]> {
+		return this.store.find({ query: { pending: { $lt: Date.now() - ms } } });
+	}
+
+	/** The node and everything below it. */
+	async subtree(ds: string, path: string): Promise<NodeDoc[]> {
+		if (path === "") return this.store.find({ query: { ds } });
+		const key = dsKey(ds, path);
+		return this.store.find({ query: { $or: [{ dsPath: key }, { dsPath: new RegExp(`^${escapeRe(key)}/`) }] } });
+	}
+
+	/** Renames `from` to `to` (same or another datasource) with everything below it; uuids are kept. */
+	async move(ds: string, from: string, toDs: string, to: string): Promise<NodeDoc[]> {
+		const docs = await this.subtree(ds, from);
+		const top = docs.find((d) => d.path === from);
+		if (!top) throw new NotFoundError(`${from} not found`, "node.notfound");
+		if (await this.get(toDs, to)) throw new ConflictError(`${to} already exists`, "node.exists");
+		const moved: NodeDoc[] = [];
+		for (const d of docs) {
+			const path = to + d.path.slice(from.length);
+			const next: NodeDoc = { ...d, ds: toDs, path, dsPath: dsKey(toDs, path), parentKey: dsKey(toDs, parentOf(path)), name: baseName(path) };
+			if (d.path === from) next.mtime = now();
+			await this.store.replace(next);
+			moved.push(next);
+		}
+		const size = top.type === "COLLECTION" ? top.size : top.size;
+		await this.addSize(ds, from, -size);
+		await this.addSize(toDs, to, size);
+		return moved;
+	}
+
+	/** Removes a node and everything below it from the index; returns the removed documents. */
+	async remove(ds: string, path: string): Promise<NodeDoc[]> {
+		const docs = await this.subtree(ds, path);
+		const top = docs.find((d) => d.path === path);
+		if (!top) throw new NotFoundError(`${path} not found`, "node.notfound");
+		for (const d of docs) await this.store.remove(d._id);
+		await this.addSize(ds, path, -top.size);
+		return docs;
+	}
+
+	async setKey(uuid: string, key: string): Promise<void> {
+		await this.store.patch(uuid, { key } as Partial<NodeDoc>);
+	}
+
+	async setMeta(uuid: string, meta: Record<string, string | undefined>): Promise<NodeDoc> {
+		const doc = await this.byUuid(uuid);
+		if (!doc) throw new NotFoundError("Node not found", "node.notfound");
+		const next = { ...doc.meta };
+		for (const [k, v] of Object.entries(meta)) {
+			if (v === undefined) delete next[k];
+			else next[k] = v;
+		}
+		return this.store.replace({ ...doc, meta: next });
+	}
+}

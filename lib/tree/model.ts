@@ -1,0 +1,41 @@
+// A node as the index stores it. Paths are datasource-relative ("" is the datasource root); `dsPath` and
+// `parentKey` are the two indexed lookups (a node by path, the children of a folder).
+import type { Doc } from "../../mixins/db.mixin";
+
+export type NodeType = "LEAF" | "COLLECTION";
+
+export interface NodeDoc extends Doc {
+	_id: string;
+	ds: string;
+	path: string;
+	dsPath: string;
+	parentKey: string;
+	name: string;
+	type: NodeType;
+	size: number;
+	mtime: number;
+	etag?: string;
+	mode?: number;
+	/** Where the content lives in the datasource's store: the uuid (flat) or the path (structured). */
+	key?: string;
+	/** Metadata namespaces, each value JSON-encoded as Cells' MetaStore wants it. */
+	meta: Record<string, string>;
+	/** Set while a write is in flight; such nodes are invisible and rolled back at start-up. */
+	pending?: number;
+}
+
+export const dsKey = (ds: string, path: string): string => (path === "" ? ds : `${ds}/${path}`);
+export const rootUuid = (ds: string): string => `DATASOURCE:${ds}`;
+export const RECYCLE_BIN = "recycle_bin";
+
+/** The wire shape of a node (treeNode), before Cells encoding. */
+export interface TreeNode {
+	Uuid: string;
+	Path: string;
+	Type: NodeType;
+	Size?: number;
+	MTime?: number;
+	Etag?: string;
+	Mode?: number;
+	MetaStore?: Record<string, string>;
+}

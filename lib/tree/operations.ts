@@ -1,0 +1,121 @@
+// File operations over the index and the datasources' stores. The index is the truth for flat datasources
+// (objects named by uuid, so moves never touch bytes); structured datasources mirror the tree in storage.
+// Content is written before the index shows it, and removed from the index before it is deleted, so a crash
+// leaves at worst an unreferenced object, never a node without content.
+import { randomUUID } from "node:crypto";
+import type { ObjectStore } from "../storage/types";
+import { ConflictError, ForbiddenError, NotFoundError } from "../errors";
+import { TreeIndex } from "./index";
+import { baseName, joinPath, parentOf } from "./paths";
+import { RECYCLE_BIN, type NodeDoc } from "./model";
+
+export interface DatasourceHandle {
+	name: string;
+	flat: boolean;
+	store: ObjectStore;
+}
+
+export class TreeOperations {
+	constructor(
+		readonly index: TreeIndex,
+		private readonly datasource: (name: string) => Promise<DatasourceHandle>,
+	) {}
+
+	keyFor(ds: DatasourceHandle, uuid: string, path: string): string {
+		return ds.flat ? uuid : path;
+	}
+
+	async mkdir(dsName: string, path: string, recursive: boolean): Promise<NodeDoc> {
+		const ds = await this.datasource(dsName);
+		const { node, created } = await this.index.mkdir(dsName, path, recursive);
+		if (!ds.flat) for (const c of created) await ds.store.mkdir(c.path);
+		return node;
+	}
+
+	/** Writes a whole file: content first (atomic in the store), then the index. Overwrites keep the uuid. */
+	async writeFile(dsName: string, path: string, body: NodeJS.ReadableStream, opts: { size?: number; contentType?: string; meta?: Record<string, string> } = {}): Promise<NodeDoc> {
+		const ds = await this.datasource(dsName);
+		const parent = await this.index.get(dsName, parentOf(path));
+		if (!parent) throw new NotFoundError(`Folder ${parentOf(path) || dsName} does not exist`, "node.notfound");
+		if (parent.type !== "COLLECTION") throw new ConflictError(`${parentOf(path)} is a file`, "node.exists");
+		const existing = await this.index.get(dsName, path);
+		if (existing?.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
+		const uuid = existing?._id ?? randomUUID();
+		// A new version of a flat file goes to a new object, swapped in by the index: readers of the old
+		// version are never cut, and a failed upload leaves the old content in place.
+		const key = ds.flat ? (existing ? `${uuid}.${Date.now().toString(36)}` : uuid) : path;
+		const written = await ds.store.put(key, body, { size: opts.size, contentType: opts.contentType });
+		const { node, previous } = await this.index.commitFile(dsName, path, { uuid, key, size: written.size, etag: written.md5, meta: opts.meta });
+		if (previous?.key && previous.key !== key) await ds.store.delete(previous.key).catch(() => undefined);
+		return node;
+	}
+
+	async createEmptyFile(dsName: string, path: string): Promise<NodeDoc> {
+		const { Readable } = await import("node:stream");
+		if (await this.index.get(dsName, path)) throw new ConflictError(`${path} already exists`, "node.exists");
+		return this.writeFile(dsName, path, Readable.from([]), { size: 0 });
+	}
+
+	/** Moves a node (and its subtree) to `to`; across datasources the bytes are copied, then removed. */
+	async move(fromDs: string, from: string, toDs: string, to: string): Promise<NodeDoc> {
+		if (to === from && toDs === fromDs) throw new ConflictError("Source and target are the same", "node.exists");
+		if (toDs === fromDs && (to + "/").startsWith(from + "/")) throw new ForbiddenError("A folder cannot be moved inside itself", "node.move.inside");
+		const src = await this.datasource(fromDs);
+		const dst = await this.datasource(toDs);
+		const parent = await this.index.get(toDs, parentOf(to));
+		if (!parent || parent.type !== "COLLECTION") throw new NotFoundError(`Target folder ${parentOf(to) || toDs} does not exist`, "node.notfound");
+		const before = await this.index.subtree(fromDs, from);
+		if (!before.length) throw new NotFoundError(`${from} not found`, "node.notfound");
+		if (src === dst && src.flat) {
+			await this.index.move(fromDs, from, toDs, to);
+		} else {
+			// Bytes first (copy to the new keys), then the index, then the old bytes.
+			for (const d of before.sort((a, b) => a.path.length - b.path.length)) {
+				const newPath = to + d.path.slice(from.length);
+				if (d.type === "COLLECTION") {
+					if (!dst.flat) await dst.store.mkdir(newPath);
+				} else if (d.key) {
+					const newKey = this.keyFor(dst, d._id, newPath);
+					if (src === dst) await dst.store.copy(d.key, newKey);
+					else await dst.store.put(newKey, await src.store.get(d.key), { size: d.size });
+				}
+			}
+			const moved = await this.index.move(fromDs, from, toDs, to);
+			for (const m of moved) if (m.type === "LEAF") await this.index.setKey(m._id, this.keyFor(dst, m._id, m.path));
+			for (const d of before) if (d.type === "LEAF" && d.key && (src !== dst || d.key !== this.keyFor(dst, d._id, to + d.path.slice(from.length)))) await src.store.delete(d.key).catch(() => undefined);
+			if (!src.flat) await src.store.rmdir(from).catch(() => undefined);
+		}
+		return (await this.index.get(toDs, to)) as NodeDoc;
+	}
+
+	/** Deletes for good: index first, then content. */
+	async removePermanently(dsName: string, path: string): Promise<number> {
+		const ds = await this.datasource(dsName);
+		const removed = await this.index.remove(dsName, path);
+		for (const d of removed) if (d.type === "LEAF" && d.key) await ds.store.delete(d.key).catch(() => undefined);
+		if (!ds.flat && removed.some((d) => d.type === "COLLECTION")) await ds.store.rmdir(path).catch(() => undefined);
+		return removed.length;
+	}
+
+	/** Moves a node into `<root>/recycle_bin`, remembering where it came from. */
+	async recycle(dsName: string, rootPath: string, path: string, restoreTo: string): Promise<NodeDoc> {
+		const bin = joinPath(rootPath, RECYCLE_BIN);
+		await this.mkdir(dsName, bin, true);
+		let target = joinPath(bin, baseName(path));
+		for (let i = 1; await this.index.get(dsName, target); i++) target = joinPath(bin, `${baseName(path)}-${i}`);
+		const moved = await this.move(dsName, path, dsName, target);
+		return this.index.setMeta(moved._id, { recycle_restore: JSON.stringify(restoreTo) });
+	}
+
+	/** A free name next to `path` ("a.txt" -> "a-1.txt") when it is taken. */
+	async freeName(dsName: string, path: string): Promise<string> {
+		if (!(await this.index.get(dsName, path))) return path;
+		const dot = baseName(path).lastIndexOf(".");
+		const stem = dot > 0 ? path.slice(0, path.length - (baseName(path).length - dot)) : path;
+		const ext = dot > 0 ? baseName(path).slice(dot) : "";
+		for (let i = 1; ; i++) {
+			const candidate = `${stem}-${i}${ext}`;
+			if (!(await this.index.get(dsName, candidate))) return candidate;
+		}
+	}
+}

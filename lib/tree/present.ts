@@ -1,0 +1,64 @@
+// Index documents and workspaces as Cells' treeNode, in user paths.
+import type { AccessibleWorkspace } from "../workspaces/model";
+import type { NodeDoc, TreeNode } from "./model";
+import { Resolver, type Location } from "./resolver";
+
+const j = (v: unknown) => JSON.stringify(v);
+
+export function presentNode(doc: NodeDoc, loc: Pick<Location, "ws" | "rootPath" | "write">, extra: Record<string, string> = {}): TreeNode {
+	const isRoot = doc.path === loc.rootPath;
+	const meta: Record<string, string> = { ...doc.meta, name: j(isRoot ? loc.ws.Slug : doc.name), ...extra };
+	if (!loc.write) meta.node_readonly = "true";
+	if (isRoot) Object.assign(meta, workspaceMeta(loc.ws));
+	return {
+		Uuid: doc._id,
+		Path: Resolver.userPath(loc, doc.path),
+		Type: doc.type,
+		Size: doc.size,
+		MTime: doc.mtime,
+		Etag: doc.etag,
+		Mode: doc.mode,
+		MetaStore: meta,
+	};
+}
+
+export function workspaceMeta(ws: AccessibleWorkspace): Record<string, string> {
+	return {
+		ws_scope: j(ws.Scope),
+		ws_slug: j(ws.Slug),
+		ws_uuid: j(ws.UUID),
+		ws_label: j(ws.Label),
+		ws_permissions: j(ws.Access),
+		ws_syncable: "true",
+		repository_id: j(ws.UUID),
+	};
+}
+
+/** A workspace as a node of the root listing (`["", "/*"]`). */
+export function presentWorkspace(ws: AccessibleWorkspace, rootUuid: string): TreeNode {
+	return { Uuid: rootUuid, Path: ws.Slug, Type: "COLLECTION", MetaStore: { name: j(ws.Slug), ws_root: "true", ...workspaceMeta(ws) } };
+}
+
+export interface Pagination {
+	Limit: number;
+	CurrentOffset: number;
+	Total: number;
+	CurrentPage: number;
+	TotalPages: number;
+	NextOffset: number;
+	PrevOffset: number;
+}
+
+/** Cells' pagination block: only when a limit was asked and not everything fits. */
+export function pagination(offset: number, limit: number, total: number): Pagination | undefined {
+	if (!limit || total <= limit) return undefined;
+	return {
+		Limit: limit,
+		CurrentOffset: offset,
+		Total: total,
+		CurrentPage: Math.floor(offset / limit) + 1,
+		TotalPages: Math.ceil(total / limit),
+		NextOffset: offset + limit < total ? offset + limit : 0,
+		PrevOffset: offset > 0 ? Math.max(0, offset - limit) : 0,
+	};
+}

@@ -1,0 +1,97 @@
+// From what a user names (`<workspace-slug>/<path>`) to where it is (`<datasource>/<path>`), with the user's
+// rights there. Every file operation, REST or /io, goes through this one resolver.
+import { ForbiddenError, NotFoundError } from "../errors";
+import type { Identity } from "../auth/identity";
+import type { AccessibleWorkspace } from "../workspaces/model";
+import { joinPath, splitPath } from "./paths";
+import { TtlCache } from "../gateway/ttl-cache";
+
+export interface Location {
+	ws: AccessibleWorkspace;
+	ds: string;
+	/** Datasource path of the workspace root. */
+	rootPath: string;
+	/** Datasource path of the node. */
+	path: string;
+	/** Path inside the workspace ("" = the workspace root). */
+	rel: string;
+	read: boolean;
+	write: boolean;
+}
+
+export interface ResolverDeps {
+	accessible(user: Identity): Promise<AccessibleWorkspace[]>;
+	resolveVirtual(uuid: string, user: Identity): Promise<{ datasource: string; path: string }>;
+	nodeByUuid(uuid: string): Promise<{ ds: string; path: string } | null>;
+	/** Called once per workspace root when first resolved (personal folders are created on first access). */
+	ensureFolder(ds: string, path: string): Promise<void>;
+}
+
+export class Resolver {
+	private workspaces = new TtlCache<AccessibleWorkspace[]>(5000, 5000);
+	private roots = new TtlCache<{ ds: string; path: string }>(60_000, 20_000);
+
+	constructor(private readonly deps: ResolverDeps) {}
+
+	clear(): void {
+		this.workspaces.clear();
+		this.roots.clear();
+	}
+
+	async workspacesOf(user: Identity): Promise<AccessibleWorkspace[]> {
+		const key = user.Roles.join(",");
+		const hit = this.workspaces.get(key);
+		if (hit) return hit;
+		const generation = this.workspaces.generation;
+		const list = await this.deps.accessible(user);
+		this.workspaces.set(key, list, Infinity, Date.now(), generation);
+		return list;
+	}
+
+	async rootOf(ws: AccessibleWorkspace, user: Identity): Promise<{ ds: string; path: string }> {
+		const [uuid, node] = Object.entries(ws.RootNodes ?? {})[0] ?? [];
+		if (!uuid) throw new NotFoundError(`Workspace ${ws.Slug} has no root`, "workspace.noroot");
+		const key = `${ws.UUID}|${uuid}|${user.Login}`;
+		const hit = this.roots.get(key);
+		if (hit) return hit;
+		let root: { ds: string; path: string };
+		if (uuid.startsWith("DATASOURCE:")) root = { ds: uuid.slice("DATASOURCE:".length), path: "" };
+		else if (uuid === "my-files" || uuid === "cells" || (node as { Path?: string })?.Path === uuid) {
+			const v = await this.deps.resolveVirtual(uuid, user);
+			root = { ds: v.datasource, path: v.path };
+		} else {
+			const n = await this.deps.nodeByUuid(uuid);
+			if (!n) throw new NotFoundError(`The root of workspace ${ws.Slug} no longer exists`, "workspace.noroot");
+			root = n;
+		}
+		await this.deps.ensureFolder(root.ds, root.path);
+		this.roots.set(key, root);
+		return root;
+	}
+
+	/** Resolves a user path; `null` for the root of all workspaces (""). */
+	async resolve(userPath: string, user: Identity): Promise<Location | null> {
+		const segments = splitPath(userPath);
+		if (!segments.length) return null;
+		const ws = (await this.workspacesOf(user)).find((w) => w.Slug === segments[0]);
+		if (!ws) throw new NotFoundError(`No workspace ${segments[0]}`, "workspace.notfound");
+		const root = await this.rootOf(ws, user);
+		const rel = segments.slice(1).join("/");
+		return { ws, ds: root.ds, rootPath: root.path, path: joinPath(root.path, rel), rel, read: ws.Access.includes("r"), write: ws.Access.includes("w") };
+	}
+
+	/** Like resolve, but the caller must be allowed to `need` there. */
+	async require(userPath: string, user: Identity, need: "read" | "write"): Promise<Location> {
+		const loc = await this.resolve(userPath, user);
+		if (!loc) throw new ForbiddenError("The root of all workspaces cannot be modified", "node.not.writeable");
+		if (need === "read" && !loc.read) throw new ForbiddenError(`You cannot read in ${loc.ws.Slug}`, "node.not.readable");
+		if (need === "write" && !loc.write) throw new ForbiddenError(`You cannot write in ${loc.ws.Slug}`, "node.not.writeable");
+		return loc;
+	}
+
+	/** The user path of a datasource path inside a workspace root (for answers). */
+	static userPath(loc: Pick<Location, "ws" | "rootPath">, dsPath: string): string {
+		const rel = loc.rootPath === "" ? dsPath : dsPath === loc.rootPath ? "" : dsPath.slice(loc.rootPath.length + 1);
+		return joinPath(loc.ws.Slug, rel);
+	}
+}

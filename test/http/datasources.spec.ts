@@ -1,0 +1,114 @@
+import assert from "node:assert/strict";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { startNode, type TestNode } from "../helpers/node";
+
+describe("HTTP: datasources", function () {
+	this.timeout(30_000);
+	let node: TestNode;
+	let admin: string;
+	let alice: string;
+
+	before(async () => {
+		node = await startNode();
+		admin = await node.login("admin", node.adminPassword);
+		const r = await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, admin);
+		assert.equal(r.status, 200, r.text);
+		alice = await node.login("alice", "Alice-Pass-1234");
+	});
+	after(() => node.stop());
+
+	it("lists the default datasources, without secrets and with Cells' wire encoding", async () => {
+		const r = await node.api("GET", "/a/config/datasource", undefined, admin);
+		assert.equal(r.status, 200, r.text);
+		const names = r.body.DataSources.map((d: { Name: string }) => d.Name);
+		for (const n of ["pydiods1", "personal", "cellsdata", "versions", "thumbnails"]) assert.ok(names.includes(n), n);
+		assert.equal(r.body.Total, names.length);
+		const main = r.body.DataSources.find((d: { Name: string }) => d.Name === "pydiods1");
+		// LOCAL and CLEAR are the enums' zero values: protojson leaves them out.
+		assert.equal(main.StorageType, undefined);
+		assert.equal(main.FlatStorage, true);
+		assert.equal(main.StorageConfiguration.folder, "pydiods1");
+		assert.equal(typeof main.CreationDate, "number");
+	});
+
+	it("admin creates a LOCAL datasource, reads it back and finds it in the list", async () => {
+		const put = await node.api("POST", "/a/config/datasource/data2", { Name: "ignored", StorageType: "LOCAL", StorageConfiguration: { folder: "data2" }, FlatStorage: true }, admin);
+		assert.equal(put.status, 200, put.text);
+		assert.equal(put.body.Name, "data2");
+		assert.equal(put.body.FlatStorage, true);
+		assert.ok(statSync(join(node.dataDir, "data2")).isDirectory());
+		const got = await node.api("GET", "/a/config/datasource/data2", undefined, admin);
+		assert.equal(got.status, 200, got.text);
+		assert.equal(got.body.StorageConfiguration.folder, "data2");
+		const list = await node.api("GET", "/a/config/datasource", undefined, admin);
+		assert.ok(list.body.DataSources.some((d: { Name: string }) => d.Name === "data2"));
+		assert.equal((await node.api("GET", "/a/config/datasource/nothere", undefined, admin)).status, 404);
+	});
+
+	it("refuses bad names, unknown fields, unsupported storage and folders outside DATA_DIR with 400", async () => {
+		for (const bad of ["Bad", "a-b", "a%2Fb", "..%2Fx", "x".repeat(65)]) {
+			const r = await node.api("POST", `/a/config/datasource/${bad}`, { StorageConfiguration: { folder: "x" } }, admin);
+			assert.equal(r.status, 400, `${bad} -> ${r.status} ${r.text}`);
+		}
+		assert.equal((await node.api("POST", "/a/config/datasource/x1", { Bogus: true }, admin)).status, 400);
+		const az = await node.api("POST", "/a/config/datasource/az", { StorageType: "AZURE" }, admin);
+		assert.equal(az.status, 400);
+		assert.match(az.body.Title, /storage type AZURE is not supported/);
+		const enc = await node.api("POST", "/a/config/datasource/enc", { EncryptionMode: "MASTER" }, admin);
+		assert.equal(enc.status, 400);
+		assert.match(enc.body.Title, /encryption is not available yet/);
+		assert.equal((await node.api("POST", "/a/config/datasource/etc", { StorageConfiguration: { folder: "/etc/cellar" } }, admin)).status, 400);
+	});
+
+	it("a standard user gets 403 on every config route", async () => {
+		assert.equal((await node.api("GET", "/a/config/datasource", undefined, alice)).status, 403);
+		assert.equal((await node.api("GET", "/a/config/datasource/pydiods1", undefined, alice)).status, 403);
+		assert.equal((await node.api("POST", "/a/config/datasource/mine", { StorageConfiguration: { folder: "mine" } }, alice)).status, 403);
+		assert.equal((await node.api("DELETE", "/a/config/datasource/data2", undefined, alice)).status, 403);
+		assert.equal((await node.api("GET", "/a/config/virtualnodes", undefined, alice)).status, 403);
+		assert.equal((await node.api("POST", "/a/config/buckets", { DataSource: { StorageType: "S3" } }, alice)).status, 403);
+		assert.equal((await node.api("GET", "/a/config/datasource")).status, 401);
+	});
+
+	it("refuses to delete pydiods1 (403) and datasources used by a workspace (409); deletes the others", async () => {
+		assert.equal((await node.api("DELETE", "/a/config/datasource/pydiods1", undefined, admin)).status, 403);
+		assert.equal((await node.api("DELETE", "/a/config/datasource/versions", undefined, admin)).status, 403);
+		const ws = await node.api("PUT", "/a/workspace/on-data2", { Label: "On data2", RootNodes: { "node-d2": { Uuid: "node-d2", Path: "data2/projects" } } }, admin);
+		assert.equal(ws.status, 200, ws.text);
+		const used = await node.api("DELETE", "/a/config/datasource/data2", undefined, admin);
+		assert.equal(used.status, 409, used.text);
+		assert.match(used.body.Title, /used by workspace/);
+		assert.equal((await node.api("DELETE", "/a/workspace/on-data2", undefined, admin)).status, 200);
+		const del = await node.api("DELETE", "/a/config/datasource/data2", undefined, admin);
+		assert.equal(del.status, 200, del.text);
+		assert.deepEqual(del.body, { Success: true });
+		assert.equal((await node.api("GET", "/a/config/datasource/data2", undefined, admin)).status, 404);
+		assert.ok(statSync(join(node.dataDir, "data2")).isDirectory());
+	});
+
+	it("lists, creates and deletes virtual nodes", async () => {
+		const list = await node.api("GET", "/a/config/virtualnodes", undefined, admin);
+		assert.equal(list.status, 200, list.text);
+		const my = list.body.Children.find((c: { Uuid: string }) => c.Uuid === "my-files");
+		assert.equal(my.Type, "COLLECTION");
+		assert.equal(JSON.parse(my.MetaStore.resolution), 'Path = DataSources.personal + "/" + User.Name;');
+		const put = await node.api("POST", "/a/config/virtualnodes/homes", { Type: "COLLECTION", MetaStore: { resolution: JSON.stringify('Path = DataSources.pydiods1 + "/homes/" + User.Name;') } }, admin);
+		assert.equal(put.status, 200, put.text);
+		assert.equal(put.body.Uuid, "homes");
+		const bad = await node.api("POST", "/a/config/virtualnodes/evil", { MetaStore: { resolution: JSON.stringify("Path = process.env.HOME;") } }, admin);
+		assert.equal(bad.status, 400, bad.text);
+		assert.equal((await node.api("DELETE", "/a/config/virtualnodes/my-files", undefined, admin)).status, 403);
+		assert.equal((await node.api("DELETE", "/a/config/virtualnodes/unknown", undefined, admin)).status, 404);
+		const del = await node.api("DELETE", "/a/config/virtualnodes/homes", undefined, admin);
+		assert.equal(del.status, 200, del.text);
+		assert.deepEqual(del.body, { Success: true });
+	});
+
+	it("bucket routes only accept S3 datasources", async () => {
+		const r = await node.api("POST", "/a/config/buckets", { DataSource: { StorageType: "LOCAL" } }, admin);
+		assert.equal(r.status, 400, r.text);
+		const c = await node.api("PUT", "/a/config/buckets/new-bucket", { DataSource: { StorageType: "LOCAL" } }, admin);
+		assert.equal(c.status, 400, c.text);
+	});
+});

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { startNode, type TestNode } from "../helpers/node";
+
+describe("HTTP: the node tree", function () {
+	this.timeout(30_000);
+	let node: TestNode;
+	let admin: string;
+	let alice: string;
+
+	before(async () => {
+		node = await startNode();
+		admin = await node.login("admin", node.adminPassword);
+		assert.equal((await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, admin)).status, 200);
+		alice = await node.login("alice", "Alice-Pass-1234");
+	});
+	after(() => node.stop());
+
+	it("lists the caller's workspaces at the root", async () => {
+		const r = await node.api("POST", "/a/tree/stats", { NodePaths: ["", "/*"] }, alice);
+		assert.equal(r.status, 200, r.text);
+		const slugs = r.body.Nodes.map((n: { Path: string }) => n.Path);
+		assert.ok(slugs.includes("common-files") && slugs.includes("personal-files"), slugs.join(","));
+		const ws = r.body.Nodes.find((n: { Path: string }) => n.Path === "common-files");
+		assert.equal(JSON.parse(ws.MetaStore.ws_slug), "common-files");
+	});
+
+	it("creates folders (recursive) and empty files, stats and lists them", async () => {
+		const c = await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/a/b/c", Type: "COLLECTION" }], Recursive: true }, alice);
+		assert.equal(c.status, 200, c.text);
+		assert.equal(c.body.Children[0].Path, "common-files/a/b/c");
+		const f = await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/a/empty.txt", Type: "LEAF" }, { Path: "common-files/a/.hidden", Type: "LEAF" }] }, alice);
+		assert.equal(f.status, 200, f.text);
+		const stat = await node.api("GET", "/a/tree/stat/common-files%2Fa%2Fempty.txt", undefined, alice);
+		assert.equal(stat.status, 200);
+		assert.equal(stat.body.Node.Type, "LEAF");
+		assert.equal(JSON.parse(stat.body.Node.MetaStore.name), "empty.txt");
+		const folder = await node.api("GET", "/a/tree/stat/common-files%2Fa%2F", undefined, alice);
+		assert.equal(folder.body.Node.Type, "COLLECTION");
+		const list = await node.api("POST", "/a/meta/bulk/get", { NodePaths: ["common-files/a", "common-files/a/*"] }, alice);
+		assert.equal(list.status, 200, list.text);
+		assert.deepEqual(list.body.Nodes.map((n: { Path: string }) => n.Path), ["common-files/a", "common-files/a/b", "common-files/a/empty.txt"]);
+		assert.equal(list.body.Nodes[0].MetaStore.ChildrenCount, "2");
+		assert.equal((await node.api("GET", "/a/tree/stat/common-files%2Fnope", undefined, alice)).status, 404);
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/x/y", Type: "COLLECTION" }] }, alice)).status, 404);
+	});
+
+	it("paginates listings", async () => {
+		const nodes = Array.from({ length: 12 }, (_, i) => ({ Path: `common-files/many/f${String(i).padStart(2, "0")}`, Type: "LEAF" }));
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/many", Type: "COLLECTION" }] }, alice)).status, 200);
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: nodes }, alice)).status, 200);
+		const page = await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/many/*"], Offset: 5, Limit: 5 }, alice);
+		assert.equal(page.body.Nodes.length, 5);
+		assert.equal(page.body.Nodes[0].Path, "common-files/many/f05");
+		assert.deepEqual(page.body.Pagination, { Limit: 5, CurrentOffset: 5, Total: 12, CurrentPage: 2, TotalPages: 3, NextOffset: 10 });
+	});
+
+	it("deletes to the recycle bin, restores, and deletes permanently from the bin", async () => {
+		const del = await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files/a/empty.txt" }] }, alice);
+		assert.equal(del.status, 200, del.text);
+		assert.equal(del.body.DeleteJobs.length, 1);
+		assert.equal((await node.api("GET", "/a/tree/stat/common-files%2Fa%2Fempty.txt", undefined, alice)).status, 404);
+		const binned = await node.api("GET", "/a/tree/stat/common-files%2Frecycle_bin%2Fempty.txt", undefined, alice);
+		assert.equal(binned.status, 200);
+		assert.equal(JSON.parse(binned.body.Node.MetaStore.recycle_restore), "common-files/a/empty.txt");
+		const restored = await node.api("POST", "/a/tree/restore", { Nodes: [{ Path: "common-files/recycle_bin/empty.txt" }] }, alice);
+		assert.equal(restored.status, 200, restored.text);
+		assert.equal((await node.api("GET", "/a/tree/stat/common-files%2Fa%2Fempty.txt", undefined, alice)).status, 200);
+		await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files/a/b" }] }, alice);
+		const perm = await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files/recycle_bin/b" }] }, alice);
+		assert.equal(perm.status, 200);
+		assert.equal((await node.api("GET", "/a/tree/stat/common-files%2Frecycle_bin%2Fb", undefined, alice)).status, 404);
+		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files" }] }, alice)).status, 403);
+	});
+
+	it("keeps personal files personal", async () => {
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "personal-files/mine", Type: "COLLECTION" }] }, alice)).status, 200);
+		const own = await node.api("POST", "/a/tree/stats", { NodePaths: ["personal-files/*"] }, alice);
+		assert.deepEqual(own.body.Nodes.map((n: { Path: string }) => n.Path), ["personal-files/mine"]);
+		const adm = await node.api("POST", "/a/tree/stats", { NodePaths: ["personal-files/*"] }, admin);
+		assert.equal(adm.body.Nodes, undefined);
+		const adminView = await node.api("POST", "/a/tree/admin/list", { Node: { Path: "personal/alice" } }, admin);
+		assert.equal(adminView.status, 200, adminView.text);
+		assert.deepEqual(adminView.body.Children.map((n: { Path: string }) => n.Path), ["personal/alice/mine"]);
+		assert.equal((await node.api("POST", "/a/tree/admin/list", { Node: { Path: "personal" } }, alice)).status, 403);
+	});
+
+	it("refuses traversal and bad paths with 400", async () => {
+		for (const p of ["common-files/../etc", "/common-files/x", "common-files/a\u0000b", "common-files/a\\b", `common-files/${"x".repeat(300)}`]) {
+			const r = await node.api("POST", "/a/tree/create", { Nodes: [{ Path: p, Type: "COLLECTION" }] }, alice);
+			assert.equal(r.status, 400, `${JSON.stringify(p)} -> ${r.status} ${r.text}`);
+		}
+		assert.equal((await node.api("POST", "/a/tree/stats", { NodePaths: ["nowhere/*"] }, alice)).status, 404);
+	});
+});
