@@ -18,6 +18,9 @@ import { AccessControl, type AccessSnapshot } from "../lib/gateway/access";
 import { IdentityCache } from "../lib/gateway/identity-cache";
 import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/response-cache";
 import { parseSize, readBody, parseJsonBody } from "../lib/gateway/read-json";
+import { IoGateway } from "../lib/io/gateway";
+import { openStore, type ObjectStore } from "../lib/storage";
+import { derivedKey } from "../lib/auth/jwt";
 
 const cfg = loadConfig();
 // Set once the service exists: the request log goes through the service's logger (and its LOG_LEVEL).
@@ -121,6 +124,9 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		"token.revoked"(this: GatewayThis) {
 			this.forget();
 		},
+		"datasources.changed"(this: GatewayThis) {
+			this.stores.clear();
+		},
 		"policy.changed"(this: GatewayThis) {
 			this.access.invalidate();
 			this.forget();
@@ -152,7 +158,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			}
 
 			const token = bearer(req);
-			ctx.meta.user = token ? await this.resolveIdentity(ctx, token) : null;
+			ctx.meta.user = token ? await this.resolveIdentity(token, ip) : null;
 
 			const path = (req.originalUrl ?? req.url ?? "").split("?")[0].slice(2) || "/";
 			if (!this.access.allowed(snapshot, subjectsOf(ctx.meta.user), `rest:${path}`, req.method ?? "GET", ip)) {
@@ -161,11 +167,11 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			}
 		},
 
-		async resolveIdentity(this: GatewayThis, ctx: Context<unknown, Meta>, token: string): Promise<Identity> {
+		async resolveIdentity(this: GatewayThis, token: string, ip: string | undefined): Promise<Identity> {
 			const hit = this.identities.get(token);
 			if (hit) return hit;
 			const generation = this.identities.generation;
-			const identity = await ctx.call<Identity, { token: string }>("auth.resolve", { token }, { meta: { ip: ctx.meta.ip } });
+			const identity = await this.broker.call<Identity, { token: string }>("auth.resolve", { token }, { meta: { ip } });
 			this.identities.remember(token, identity, Date.now(), generation);
 			return identity;
 		},
@@ -189,6 +195,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 
 		/** Answers from the response cache when it can; otherwise hands the request to moleculer-web. */
 		onRequest(this: GatewayThis, req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void) {
+			const url = req.url ?? "";
+			if (url === "/io" || url.startsWith("/io/") || url.startsWith("/io?")) return void this.io.handle(req, res);
 			if (!cacheableRequest(req)) return next(req, res);
 			const started = process.hrtime.bigint();
 			// On a miss the request goes on to moleculer-web; a POST body, already read here, is parsed for it (its
@@ -257,6 +265,26 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		const [handler] = server.listeners("request") as ((req: Req, res: ServerResponse) => void)[];
 		server.removeAllListeners("request");
 		server.on("request", (req: Req, res: ServerResponse) => this.onRequest(req, res, handler));
+		this.stores = new Map();
+		this.io = new IoGateway({
+			identity: (token, ip) => this.resolveIdentity(token, ip),
+			call: (action, params, user) => this.broker.call(action, params, { meta: { user } }),
+			store: (name) => {
+				let s = this.stores.get(name);
+				if (!s) {
+					s = this.broker.call<Parameters<typeof openStore>[0], { name: string }>("datasources.get", { name }).then((ds) => openStore(ds, loadConfig().dataDir));
+					s.catch(() => this.stores.delete(name));
+					this.stores.set(name, s);
+				}
+				return s;
+			},
+			secret: () => derivedKey("io-multipart-uploads"),
+			banned: (ip) => {
+				const snapshot = this.access.peek();
+				return !!snapshot && this.access.isBanned(snapshot, ip);
+			},
+			log: (line) => requestLogger(line),
+		});
 		this.access = new AccessControl(() => this.broker.call<AccessSnapshot, Record<string, never>>("policy.snapshot", {}, { timeout: cfg.requestTimeout, retries: 2 }));
 	},
 	started(this: GatewayThis) {
@@ -267,6 +295,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 
 interface GatewayVars {
 	identities: IdentityCache;
+	io: IoGateway;
+	stores: Map<string, Promise<ObjectStore>>;
 	responses: ResponseCache;
 	bodyLimit: number;
 	access: AccessControl;
@@ -274,7 +304,7 @@ interface GatewayVars {
 }
 interface GatewayMethods {
 	prepareCall(ctx: Context<unknown, Meta>, req: Req, alias: Alias): Promise<void>;
-	resolveIdentity(ctx: Context<unknown, Meta>, token: string): Promise<Identity>;
+	resolveIdentity(token: string, ip: string | undefined): Promise<Identity>;
 	writeError(req: Req, res: ServerResponse, err: unknown): void;
 	forget(): void;
 	remember(ctx: Context<unknown, Meta>, req: Req, data: unknown): unknown;

@@ -20,6 +20,7 @@ import { joinPath, parentOf, splitPath } from "../lib/tree/paths";
 import { RECYCLE_BIN, rootUuid, type NodeDoc, type TreeNode } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { openStore } from "../lib/storage";
+import { listWorkspaceObjects } from "../lib/tree/objects";
 
 interface BulkParams {
 	NodePaths?: string[];
@@ -193,6 +194,76 @@ const TreeService: ServiceSchema = {
 				const doc = await this.ops.index.get(ds, rest.join("/"));
 				if (!doc) throw new NotFoundError(`${ctx.params.Node.Path} not found`, "node.notfound");
 				return { Success: true, Node: this.adminNode(doc) };
+			},
+		},
+
+		// ---- internal, for the /io gateway (which moves the bytes itself, never through the transporter) ----
+		locate: {
+			retryPolicy: { enabled: true },
+			params: { Path: { type: "string", max: 8192 }, need: { type: "enum", values: ["read", "write"] } },
+			async handler(ctx: Context<{ Path: string; need: "read" | "write" }, Meta>) {
+				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), ctx.params.need);
+				const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
+				return { ds: loc.ds, path: loc.path, node: doc && { Uuid: doc._id, Type: doc.type, Key: doc.key, Size: doc.size, MTime: doc.mtime, Etag: doc.etag } };
+			},
+		},
+		prepareWrite: {
+			params: { Path: { type: "string", max: 8192 } },
+			async handler(ctx: Context<{ Path: string }, Meta>) {
+				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
+				if (loc.rel === "" || loc.rel === RECYCLE_BIN) throw new ForbiddenError("This folder is managed by the server", "node.not.writeable");
+				return { ds: loc.ds, path: loc.path, ...(await this.ops.prepareWrite(loc.ds, loc.path)) };
+			},
+		},
+		commitWrite: {
+			params: { ds: "string", path: "string", uuid: "string", key: "string", size: { type: "number", min: 0 }, etag: "string" },
+			async handler(ctx: Context<{ ds: string; path: string; uuid: string; key: string; size: number; etag: string }>) {
+				const doc: NodeDoc = await this.ops.commitWrite(ctx.params.ds, ctx.params.path, ctx.params);
+				this.changed(ctx, "content", doc);
+				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
+			},
+		},
+		listObjects: {
+			retryPolicy: { enabled: true },
+			params: { Prefix: { type: "string", max: 8192 }, Delimiter: { type: "string", optional: true, max: 16 }, StartAfter: { type: "string", optional: true, max: 8192 }, MaxKeys: { type: "number", integer: true, min: 0, max: 1000 } },
+			async handler(ctx: Context<{ Prefix: string; Delimiter?: string; StartAfter?: string; MaxKeys: number }, Meta>) {
+				const user = requireUser(ctx);
+				const { Prefix, Delimiter, StartAfter, MaxKeys } = ctx.params;
+				const slug = Prefix.split("/")[0];
+				if (!Prefix.includes("/")) {
+					// Workspaces are the top-level "folders" of the bucket.
+					const list: AccessibleWorkspace[] = await this.resolver.workspacesOf(user);
+					const names = list.map((w) => `${w.Slug}/`).filter((k) => k.startsWith(Prefix) && (!StartAfter || k > StartAfter)).sort();
+					if (Delimiter === "/") return { Contents: [], CommonPrefixes: names.slice(0, MaxKeys), IsTruncated: names.length > MaxKeys, NextStartAfter: names.length > MaxKeys ? names[MaxKeys - 1] : undefined };
+					if (names.length !== 1) return { Contents: [], CommonPrefixes: [], IsTruncated: false };
+				}
+				const loc: Location = await this.resolver.require(slug, user, "read");
+				return listWorkspaceObjects(this.ops.index, loc, Prefix.includes("/") ? Prefix : `${slug}/`, Delimiter, StartAfter, MaxKeys);
+			},
+		},
+		deleteObject: {
+			params: { Path: { type: "string", max: 8192 } },
+			async handler(ctx: Context<{ Path: string }, Meta>) {
+				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
+				if (loc.rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
+				const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
+				// S3 deletes are idempotent: a missing key is not an error.
+				if (!doc) return { Deleted: false };
+				await this.ops.removePermanently(loc.ds, loc.path);
+				this.changed(ctx, "delete", doc);
+				return { Deleted: true };
+			},
+		},
+		copyObject: {
+			params: { From: { type: "string", max: 8192 }, To: { type: "string", max: 8192 } },
+			async handler(ctx: Context<{ From: string; To: string }, Meta>) {
+				const user = requireUser(ctx);
+				const from = await this.resolver.require(ctx.params.From, user, "read");
+				const to = await this.resolver.require(ctx.params.To, user, "write");
+				if (to.rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
+				const doc: NodeDoc = await this.ops.copyFile(from.ds, from.path, to.ds, to.path);
+				this.changed(ctx, "create", doc);
+				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},
 		},
 	},

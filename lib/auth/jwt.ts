@@ -1,7 +1,7 @@
 // Access and ID tokens: HS256 JWTs signed with JWT_SECRET (shared by every node of a cluster). Refresh tokens
 // and personal tokens are opaque and live in the tokens service; a JWT only says who and which session.
 import jwt from "jsonwebtoken";
-import { randomUUID } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import { loadConfig, secret } from "../config";
 import { UnauthorizedError } from "../errors";
 
@@ -23,6 +23,11 @@ function key(): string {
 }
 
 export const ISSUER = "cellar";
+
+/** A key for another purpose, derived from JWT_SECRET, so that every node of a cluster shares it too. */
+export function derivedKey(label: string): string {
+	return createHmac("sha256", key()).update(label).digest("base64url");
+}
 
 export function signAccess(claims: { sub: string; name: string; sid: string }, ttlSeconds: number): { token: string; exp: number; jti: string } {
 	const now = Math.floor(Date.now() / 1000);

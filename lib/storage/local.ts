@@ -313,7 +313,10 @@ export class LocalStore implements ObjectStore {
 		const hasher = new HashingStream(size);
 		const tmp = await this.writeTemp(async (ws) => {
 			await pipeline(body, hasher, ws);
-		}, dir);
+		}, dir).catch((err: unknown) => {
+			if (errCode(err) === "ENOENT") throw new NotFoundError("NoSuchUpload: the upload was completed or aborted meanwhile");
+			throw err;
+		});
 		const meta: PartMeta = { md5: hasher.md5, size: hasher.bytes };
 		try {
 			await rename(tmp, join(dir, String(partNumber)));

@@ -35,25 +35,45 @@ export class TreeOperations {
 	/** Writes a whole file: content first (atomic in the store), then the index. Overwrites keep the uuid. */
 	async writeFile(dsName: string, path: string, body: NodeJS.ReadableStream, opts: { size?: number; contentType?: string; meta?: Record<string, string> } = {}): Promise<NodeDoc> {
 		const ds = await this.datasource(dsName);
-		const parent = await this.index.get(dsName, parentOf(path));
-		if (!parent) throw new NotFoundError(`Folder ${parentOf(path) || dsName} does not exist`, "node.notfound");
-		if (parent.type !== "COLLECTION") throw new ConflictError(`${parentOf(path)} is a file`, "node.exists");
-		const existing = await this.index.get(dsName, path);
-		if (existing?.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
-		const uuid = existing?._id ?? randomUUID();
-		// A new version of a flat file goes to a new object, swapped in by the index: readers of the old
-		// version are never cut, and a failed upload leaves the old content in place.
-		const key = ds.flat ? (existing ? `${uuid}.${Date.now().toString(36)}` : uuid) : path;
-		const written = await ds.store.put(key, body, { size: opts.size, contentType: opts.contentType });
-		const { node, previous } = await this.index.commitFile(dsName, path, { uuid, key, size: written.size, etag: written.md5, meta: opts.meta });
-		if (previous?.key && previous.key !== key) await ds.store.delete(previous.key).catch(() => undefined);
-		return node;
+		const target = await this.prepareWrite(dsName, path);
+		const written = await ds.store.put(target.key, body, { size: opts.size, contentType: opts.contentType });
+		return this.commitWrite(dsName, path, { uuid: target.uuid, key: target.key, size: written.size, etag: written.md5, meta: opts.meta });
 	}
 
 	async createEmptyFile(dsName: string, path: string): Promise<NodeDoc> {
 		const { Readable } = await import("node:stream");
 		if (await this.index.get(dsName, path)) throw new ConflictError(`${path} already exists`, "node.exists");
 		return this.writeFile(dsName, path, Readable.from([]), { size: 0 });
+	}
+
+	/** Where new content for `path` goes: the node's uuid and the object key, the parent folders created. */
+	async prepareWrite(dsName: string, path: string): Promise<{ uuid: string; key: string; flat: boolean }> {
+		const ds = await this.datasource(dsName);
+		await this.mkdir(dsName, parentOf(path), true);
+		const existing = await this.index.get(dsName, path);
+		if (existing?.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
+		const uuid = existing?._id ?? randomUUID();
+		const key = ds.flat ? (existing ? `${uuid}.${Date.now().toString(36)}` : uuid) : path;
+		return { uuid, key, flat: ds.flat };
+	}
+
+	/** Makes content written at `key` the content of `path`; the replaced object, if another, is deleted. */
+	async commitWrite(dsName: string, path: string, c: { uuid: string; key: string; size: number; etag: string; meta?: Record<string, string> }): Promise<NodeDoc> {
+		const ds = await this.datasource(dsName);
+		const { node, previous } = await this.index.commitFile(dsName, path, c);
+		if (previous?.key && previous.key !== c.key) await ds.store.delete(previous.key).catch(() => undefined);
+		return node;
+	}
+
+	/** Server-side copy of one file to a new node. */
+	async copyFile(fromDs: string, from: string, toDs: string, to: string): Promise<NodeDoc> {
+		const src = await this.datasource(fromDs);
+		const doc = await this.index.get(fromDs, from);
+		if (!doc || doc.type !== "LEAF" || !doc.key) throw new NotFoundError(`${from} not found`, "node.notfound");
+		const target = await this.prepareWrite(toDs, to);
+		const dst = await this.datasource(toDs);
+		const size = src === dst ? (await dst.store.copy(doc.key, target.key)).size : (await dst.store.put(target.key, await src.store.get(doc.key), { size: doc.size })).size;
+		return this.commitWrite(toDs, to, { uuid: target.uuid, key: target.key, size, etag: doc.etag ?? "" });
 	}
 
 	/** Moves a node (and its subtree) to `to`; across datasources the bytes are copied, then removed. */

@@ -55,13 +55,13 @@ function generated(total: number): { stream: Readable; md5(): string } {
 	return { stream, md5: () => hash.digest("hex") };
 }
 
-/** Emits `before` bytes, then fails like a client that went away. */
-function failingStream(before: number): Readable {
+/** Emits `before` bytes, then fails like a client that went away (destroyed with an error, or without one). */
+function failingStream(before: number, withError = true): Readable {
 	let sent = 0;
 	const s = new Readable({
 		read() {
 			if (sent >= before) {
-				setImmediate(() => s.destroy(new Error("client went away")));
+				setImmediate(() => s.destroy(withError ? new Error("client went away") : undefined));
 				return;
 			}
 			const n = Math.min(64 * 1024, before - sent);
@@ -232,6 +232,9 @@ function behaviourSuite(name: string, make: () => Promise<Harness>): void {
 			// big enough for a multipart upload on S3 (parts of 8 MiB)
 			await rejectsWith(store.put("abort/big.bin", failingStream(20 * MiB)), Error);
 			assert.equal(await store.head("abort/big.bin"), null);
+			// destroyed without an error (premature close)
+			await rejectsWith(store.put("abort/closed.bin", failingStream(2 * MiB, false)), Error);
+			assert.equal(await store.head("abort/closed.bin"), null);
 			// with a known size (single PutObject on S3)
 			await rejectsWith(store.put("abort/sized.bin", failingStream(MiB), { size: 4 * MiB }), Error);
 			assert.equal(await store.head("abort/sized.bin"), null);

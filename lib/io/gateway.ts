@@ -1,0 +1,320 @@
+// The /io S3 gateway: one bucket, "io", whose keys are user paths (`<workspace-slug>/<path>`). Credentials are
+// the user's token (as the SigV4 access key with the secret "gatewaysecret", as X-Pydio-Bearer, or as
+// ?pydio_jwt=). Listings and permissions come from the tree service; bytes flow between the HTTP socket and the
+// datasource's store in this process, streamed, never through the transporter.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { pipeline } from "node:stream/promises";
+import { lookup as mimeLookup } from "mime-types";
+import type { Identity } from "../auth/identity";
+import type { ObjectStore } from "../storage/types";
+import { parseS3Request, resolveRange, contentRange, type S3Request } from "./request";
+import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
+import { createBodyDecoder } from "./chunked";
+import {
+	S3Error,
+	errorResponse,
+	listBucketsXml,
+	listObjectsV2Xml,
+	listObjectsV1Xml,
+	locationXml,
+	initiateMultipartUploadXml,
+	completeMultipartUploadXml,
+	listPartsXml,
+	copyObjectResultXml,
+	copyPartResultXml,
+	deleteResultXml,
+	parseCompleteMultipartUpload,
+	parseDeleteObjects,
+	readSmallBody,
+	quoteETag,
+	unquoteETag,
+} from "./xml";
+
+export interface IoDeps {
+	identity(token: string, ip: string): Promise<Identity>;
+	call<T>(action: string, params: Record<string, unknown>, user: Identity): Promise<T>;
+	store(datasource: string): Promise<ObjectStore>;
+	/** Key signing multipart upload ids, so that they carry their target without server-side state. */
+	secret(): string;
+	banned(ip: string): boolean;
+	log(line: string): void;
+}
+
+interface Located {
+	ds: string;
+	path: string;
+	node: { Uuid: string; Type: "LEAF" | "COLLECTION"; Key?: string; Size: number; MTime: number; Etag?: string } | null;
+}
+interface Prepared {
+	ds: string;
+	path: string;
+	uuid: string;
+	key: string;
+}
+interface Upload extends Prepared {
+	/** The store's own upload id. */
+	s: string;
+	/** Owner's uuid and the S3 key, checked on every part. */
+	o: string;
+	K: string;
+}
+
+const BUCKET = "io";
+
+export class IoGateway {
+	constructor(private readonly deps: IoDeps) {}
+
+	async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+		const requestId = randomBytes(8).toString("hex").toUpperCase();
+		const started = Date.now();
+		const path = (req.url ?? "/").split("?")[0];
+		let user: Identity | undefined;
+		try {
+			const ip = (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
+			if (this.deps.banned(ip)) throw new S3Error("AccessDenied", `Access from ${ip} is temporarily banned`);
+			const s3 = parseS3Request(req.method ?? "GET", req.url ?? "/", req.headers);
+			let verified: VerifyOk | null = null;
+			const creds = extractCredentials(req.method ?? "GET", req.url ?? "/", req.headers);
+			let token: string;
+			if (creds.kind === "none") throw new S3Error("AccessDenied", "Credentials are required: your token as the access key (secret gatewaysecret), X-Pydio-Bearer, or pydio_jwt");
+			else if (creds.kind === "invalid") throw new S3Error(creds.code, creds.message);
+			else if (creds.kind === "bearer") token = creds.token;
+			else {
+				const v = verifySigV4({ method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers }, creds, GATEWAY_SECRET);
+				if (!v.ok) throw new S3Error(v.code, v.message);
+				verified = v;
+				token = creds.accessKey;
+			}
+			user = await this.deps.identity(token, ip).catch(() => {
+				throw new S3Error("AccessDenied", "Invalid or expired token");
+			});
+			res.setHeader("x-amz-request-id", requestId);
+			await this.dispatch(s3, req, res, user, verified);
+		} catch (err) {
+			const r = errorResponse(err, path, requestId);
+			if (r.status >= 500) this.deps.log(`io ${req.method} ${path} failed: ${(err as Error)?.stack ?? String(err)}`);
+			if (res.headersSent) {
+				res.destroy();
+			} else {
+				res.writeHead(r.status, r.headers);
+				res.end(req.method === "HEAD" ? undefined : r.body);
+			}
+			// Whatever the client still sends is not read: close rather than wait for it.
+			if (!req.complete) req.resume();
+		} finally {
+			this.deps.log(`${req.method} ${path} ${res.statusCode} ${Date.now() - started}ms ${user?.Login ?? "-"}`);
+		}
+	}
+
+	private async dispatch(s3: S3Request, req: IncomingMessage, res: ServerResponse, user: Identity, verified: VerifyOk | null): Promise<void> {
+		const key = s3.key ?? "";
+		switch (s3.operation) {
+			case "ListBuckets":
+				return this.xml(res, 200, listBucketsXml({ Owner: { ID: user.Uuid, DisplayName: user.Login }, Buckets: [{ Name: BUCKET, CreationDate: 0 }] }));
+			case "HeadBucket":
+				return void res.writeHead(200).end();
+			case "GetBucketLocation":
+				return this.xml(res, 200, locationXml());
+			case "ListObjectsV2":
+			case "ListObjects":
+				return this.list(s3, res, user);
+			case "HeadObject":
+			case "GetObject":
+				return this.get(s3, req, res, user, key);
+			case "PutObject":
+				return this.put(s3, req, res, user, verified, key);
+			case "DeleteObject":
+				await this.deps.call("tree.deleteObject", { Path: key }, user);
+				return void res.writeHead(204).end();
+			case "DeleteObjects": {
+				const body = parseDeleteObjects(await readSmallBody(req));
+				const deleted: { Key: string }[] = [];
+				const errors: { Key: string; Code: string; Message: string }[] = [];
+				for (const o of body.Objects) {
+					try {
+						await this.deps.call("tree.deleteObject", { Path: o.Key }, user);
+						deleted.push({ Key: o.Key });
+					} catch (e) {
+						const r = errorResponse(e, o.Key, "");
+						errors.push({ Key: o.Key, Code: r.error.code, Message: r.error.message });
+					}
+				}
+				return this.xml(res, 200, deleteResultXml({ Deleted: deleted, Errors: errors, Quiet: body.Quiet }));
+			}
+			case "CopyObject": {
+				const src = s3.copySource;
+				if (!src || src.bucket !== BUCKET) throw new S3Error("NoSuchBucket", "Objects can only be copied inside the io bucket");
+				const r = await this.deps.call<{ Etag: string; MTime: number }>("tree.copyObject", { From: src.key, To: key }, user);
+				return this.xml(res, 200, copyObjectResultXml({ ETag: r.Etag, LastModified: r.MTime * 1000 }));
+			}
+			case "CreateMultipartUpload": {
+				const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
+				const store = await this.deps.store(w.ds);
+				const s = await store.createMultipart(w.key);
+				const uploadId = this.signUpload({ ...w, s, o: user.Uuid, K: key });
+				return this.xml(res, 200, initiateMultipartUploadXml({ Bucket: BUCKET, Key: key, UploadId: uploadId }));
+			}
+			case "UploadPart": {
+				const up = this.upload(s3, user, key);
+				const store = await this.deps.store(up.ds);
+				const body = req.pipe(createBodyDecoder(s3.payload, verified));
+				const part = await store.putPart(up.s, s3.partNumber ?? 0, body, s3.payload.objectSize);
+				res.writeHead(200, { ETag: part.etag });
+				return void res.end();
+			}
+			case "UploadPartCopy": {
+				const up = this.upload(s3, user, key);
+				const src = s3.copySource;
+				if (!src || src.bucket !== BUCKET) throw new S3Error("NoSuchBucket", "Parts can only be copied from the io bucket");
+				const from = await this.deps.call<Located>("tree.locate", { Path: src.key, need: "read" }, user);
+				if (!from.node?.Key || from.node.Type !== "LEAF") throw new S3Error("NoSuchKey", `${src.key} does not exist`);
+				const range = s3.copySourceRange ? resolveRange(s3.copySourceRange, from.node.Size) : undefined;
+				if (range === "unsatisfiable") throw new S3Error("InvalidRange");
+				const srcStore = await this.deps.store(from.ds);
+				const store = await this.deps.store(up.ds);
+				const part = await store.putPart(up.s, s3.partNumber ?? 0, await srcStore.get(from.node.Key, range), range ? range.end - range.start + 1 : from.node.Size);
+				return this.xml(res, 200, copyPartResultXml({ ETag: part.etag, LastModified: Date.now() }));
+			}
+			case "CompleteMultipartUpload": {
+				const up = this.upload(s3, user, key);
+				const parts = parseCompleteMultipartUpload(await readSmallBody(req));
+				const store = await this.deps.store(up.ds);
+				const done = await store.completeMultipart(up.s, parts.map((p) => ({ partNumber: p.PartNumber, etag: p.ETag })));
+				await this.deps.call("tree.commitWrite", { ds: up.ds, path: up.path, uuid: up.uuid, key: up.key, size: done.size, etag: done.md5 ?? unquoteETag(done.etag) }, user);
+				return this.xml(res, 200, completeMultipartUploadXml({ Location: `/${BUCKET}/${key}`, Bucket: BUCKET, Key: key, ETag: done.etag }));
+			}
+			case "AbortMultipartUpload": {
+				const up = this.upload(s3, user, key);
+				await (await this.deps.store(up.ds)).abortMultipart(up.s);
+				return void res.writeHead(204).end();
+			}
+			case "ListParts": {
+				const up = this.upload(s3, user, key);
+				const parts = await (await this.deps.store(up.ds)).listParts(up.s);
+				const after = s3.listParts?.partNumberMarker ?? 0;
+				const max = s3.listParts?.maxParts ?? 1000;
+				const page = parts.filter((p) => p.partNumber > after).slice(0, max);
+				const truncated = parts.filter((p) => p.partNumber > after).length > max;
+				return this.xml(
+					res,
+					200,
+					listPartsXml({
+						Bucket: BUCKET,
+						Key: key,
+						UploadId: s3.uploadId ?? "",
+						MaxParts: max,
+						PartNumberMarker: after,
+						NextPartNumberMarker: truncated ? page[page.length - 1]?.partNumber : undefined,
+						IsTruncated: truncated,
+						Parts: page.map((p) => ({ PartNumber: p.partNumber, ETag: unquoteETag(p.etag), Size: p.size, LastModified: Date.now() })),
+					}),
+				);
+			}
+			case "ListMultipartUploads":
+				throw new S3Error("NotImplemented", "Listing in-progress multipart uploads is not supported: upload ids carry their own state");
+			default:
+				throw new S3Error("NotImplemented", `${s3.operation} is not supported`);
+		}
+	}
+
+	private xml(res: ServerResponse, status: number, body: string): void {
+		res.writeHead(status, { "Content-Type": "application/xml", "Content-Length": Buffer.byteLength(body) });
+		res.end(body);
+	}
+
+	private async list(s3: S3Request, res: ServerResponse, user: Identity): Promise<void> {
+		const p = s3.list!;
+		const startAfter = p.version === 2 ? (p.continuationToken ? Buffer.from(p.continuationToken, "base64url").toString("utf8") : p.startAfter) : p.marker;
+		const r = await this.deps.call<{ Contents: { Key: string; Size: number; MTime: number; Etag?: string }[]; CommonPrefixes: string[]; IsTruncated: boolean; NextStartAfter?: string }>(
+			"tree.listObjects",
+			{ Prefix: p.prefix, Delimiter: p.delimiter, StartAfter: startAfter, MaxKeys: p.maxKeys },
+			user,
+		);
+		const contents = r.Contents.map((c) => ({ Key: c.Key, Size: c.Size, LastModified: c.MTime * 1000, ETag: c.Etag ?? "", Owner: { ID: user.Uuid, DisplayName: user.Login } }));
+		if (p.version === 2) {
+			return this.xml(
+				res,
+				200,
+				listObjectsV2Xml({
+					Name: BUCKET,
+					Prefix: p.prefix,
+					Delimiter: p.delimiter,
+					MaxKeys: p.maxKeys,
+					EncodingType: p.encodingType,
+					ContinuationToken: p.continuationToken,
+					StartAfter: p.startAfter,
+					NextContinuationToken: r.NextStartAfter ? Buffer.from(r.NextStartAfter).toString("base64url") : undefined,
+					IsTruncated: r.IsTruncated,
+					Contents: contents,
+					CommonPrefixes: r.CommonPrefixes,
+					FetchOwner: p.fetchOwner,
+				}),
+			);
+		}
+		return this.xml(
+			res,
+			200,
+			listObjectsV1Xml({ Name: BUCKET, Prefix: p.prefix, Marker: p.marker, NextMarker: p.delimiter ? r.NextStartAfter : undefined, Delimiter: p.delimiter, MaxKeys: p.maxKeys, EncodingType: p.encodingType, IsTruncated: r.IsTruncated, Contents: contents, CommonPrefixes: r.CommonPrefixes }),
+		);
+	}
+
+	private async get(s3: S3Request, req: IncomingMessage, res: ServerResponse, user: Identity, key: string): Promise<void> {
+		const loc = await this.deps.call<Located>("tree.locate", { Path: key, need: "read" }, user);
+		const node = loc.node;
+		if (node?.Type === "COLLECTION" && key.endsWith("/")) return void res.writeHead(200, { "Content-Length": 0, "Content-Type": "application/x-directory" }).end();
+		if (!node || node.Type !== "LEAF" || node.Key === undefined) throw new S3Error("NoSuchKey", `${key} does not exist`, { Key: key });
+		const range = resolveRange(s3.range, node.Size);
+		if (range === "unsatisfiable") {
+			res.setHeader("Content-Range", contentRange("unsatisfiable", node.Size));
+			throw new S3Error("InvalidRange");
+		}
+		const headers: Record<string, string | number> = {
+			"Content-Type": mimeLookup(key) || "application/octet-stream",
+			"Content-Length": range ? range.end - range.start + 1 : node.Size,
+			ETag: quoteETag(node.Etag ?? ""),
+			"Last-Modified": new Date(node.MTime * 1000).toUTCString(),
+			"Accept-Ranges": "bytes",
+			...s3.responseHeaders,
+		};
+		if (range) headers["Content-Range"] = contentRange(range, node.Size);
+		if (s3.operation === "HeadObject") return void res.writeHead(range ? 206 : 200, headers).end();
+		const store = await this.deps.store(loc.ds);
+		const stream = await store.get(node.Key, range);
+		res.writeHead(range ? 206 : 200, headers);
+		await pipeline(stream, res);
+	}
+
+	private async put(s3: S3Request, req: IncomingMessage, res: ServerResponse, user: Identity, verified: VerifyOk | null, key: string): Promise<void> {
+		if (key.endsWith("/")) {
+			// A "folder marker" from an S3 client: a folder in the tree.
+			await this.deps.call("tree.create", { Nodes: [{ Path: key, Type: "COLLECTION" }], Recursive: true }, user).catch((e: { code?: number }) => (e.code === 409 ? undefined : Promise.reject(e)));
+			req.resume();
+			return void res.writeHead(200, { ETag: quoteETag("d41d8cd98f00b204e9800998ecf8427e") }).end();
+		}
+		const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
+		const store = await this.deps.store(w.ds);
+		const body = req.pipe(createBodyDecoder(s3.payload, verified));
+		req.on("error", (e) => body.destroy(e));
+		const written = await store.put(w.key, body, { size: s3.payload.objectSize, contentType: s3.contentType });
+		await this.deps.call("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5 }, user);
+		res.writeHead(200, { ETag: quoteETag(written.md5) });
+		res.end();
+	}
+
+	private signUpload(u: Upload): string {
+		const payload = Buffer.from(JSON.stringify(u)).toString("base64url");
+		return `${payload}.${createHmac("sha256", this.deps.secret()).update(payload).digest("base64url")}`;
+	}
+
+	/** The upload an id stands for, if it was issued here, to this user, for this key. */
+	private upload(s3: S3Request, user: Identity, key: string): Upload {
+		const [payload, mac] = (s3.uploadId ?? "").split(".");
+		const expected = createHmac("sha256", this.deps.secret()).update(payload ?? "").digest();
+		const given = Buffer.from(mac ?? "", "base64url");
+		if (!payload || given.length !== expected.length || !timingSafeEqual(given, expected)) throw new S3Error("NoSuchUpload");
+		const u = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as Upload;
+		if (u.o !== user.Uuid || u.K !== key) throw new S3Error("NoSuchUpload");
+		return u;
+	}
+}
