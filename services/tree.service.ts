@@ -9,29 +9,20 @@ import type { Context, ServiceSchema } from "moleculer";
 import { randomUUID } from "node:crypto";
 import { DbMixin, type Store } from "../mixins/db.mixin";
 import { BadRequestError, ForbiddenError, NotFoundError } from "../lib/errors";
-import type { Identity, Meta } from "../lib/auth/identity";
+import type { Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { loadConfig } from "../lib/config";
 import { TreeIndex } from "../lib/tree/index";
 import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
-import { pagination, presentNode, presentWorkspace } from "../lib/tree/present";
+import { presentNode } from "../lib/tree/present";
 import { joinPath, parentOf, splitPath } from "../lib/tree/paths";
 import { RECYCLE_BIN, rootUuid, type NodeDoc, type TreeNode } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { openStore } from "../lib/storage";
 import { listWorkspaceObjects } from "../lib/tree/objects";
+import { TreeReader, type BulkParams } from "../lib/tree/listing";
 
-interface BulkParams {
-	NodePaths?: string[];
-	Offset?: number;
-	Limit?: number;
-	AllMetaProviders?: boolean;
-	Versions?: boolean;
-	SortField?: string;
-	SortDirDesc?: boolean;
-	Filters?: Record<string, string>;
-}
 interface NodeIn {
 	Path?: string;
 	Type?: "UNKNOWN" | "LEAF" | "COLLECTION";
@@ -61,7 +52,7 @@ const TreeService: ServiceSchema = {
 			params: { Node: { type: "string", max: 8192 } },
 			async handler(ctx: Context<{ Node: string }, Meta>) {
 				const user = requireUser(ctx);
-				const node = await this.statUserPath(ctx.params.Node, user);
+				const node = await this.reader.stat(ctx.params.Node, user);
 				if (!node) throw new NotFoundError(`${ctx.params.Node} not found`, "node.notfound");
 				return { Node: node };
 			},
@@ -71,7 +62,7 @@ const TreeService: ServiceSchema = {
 			retryPolicy: { enabled: true },
 			params: bulkParams,
 			async handler(ctx: Context<BulkParams, Meta>) {
-				return this.bulk(requireUser(ctx), ctx.params);
+				return this.reader.bulk(requireUser(ctx), ctx.params);
 			},
 		},
 		bulkMeta: {
@@ -79,7 +70,7 @@ const TreeService: ServiceSchema = {
 			retryPolicy: { enabled: true },
 			params: bulkParams,
 			async handler(ctx: Context<BulkParams, Meta>) {
-				return this.bulk(requireUser(ctx), ctx.params);
+				return this.reader.bulk(requireUser(ctx), ctx.params);
 			},
 		},
 		create: {
@@ -125,7 +116,7 @@ const TreeService: ServiceSchema = {
 						jobs.push({ Uuid: randomUUID(), Label: `Deleted ${n.Path}`, NodeUuid: doc._id });
 					} else {
 						const moved = await this.ops.recycle(loc.ds, loc.rootPath, loc.path, joinPath(loc.ws.Slug, loc.rel));
-						this.changed(ctx, "move", moved);
+						this.changed(ctx, "move", moved, { ds: loc.ds, path: loc.path });
 						jobs.push({ Uuid: randomUUID(), Label: `Moved ${n.Path} to the recycle bin`, NodeUuid: doc._id });
 					}
 				}
@@ -154,7 +145,7 @@ const TreeService: ServiceSchema = {
 					const target = await this.ops.freeName(dest.ds, dest.path);
 					const moved = await this.ops.move(loc.ds, loc.path, dest.ds, target);
 					await this.ops.index.setMeta(moved._id, { recycle_restore: undefined });
-					this.changed(ctx, "move", moved);
+					this.changed(ctx, "move", moved, { ds: loc.ds, path: loc.path });
 					jobs.push({ Uuid: randomUUID(), Label: `Restored ${original}`, NodeUuid: doc._id });
 				}
 				return { RestoreJobs: jobs };
@@ -194,6 +185,53 @@ const TreeService: ServiceSchema = {
 				const doc = await this.ops.index.get(ds, rest.join("/"));
 				if (!doc) throw new NotFoundError(`${ctx.params.Node.Path} not found`, "node.notfound");
 				return { Success: true, Node: this.adminNode(doc) };
+			},
+		},
+
+		// ---- internal: file operations for the jobs service, index views for search ----
+		move: {
+			params: { From: { type: "string", max: 8192 }, To: { type: "string", max: 8192 } },
+			async handler(ctx: Context<{ From: string; To: string }, Meta>) {
+				const user = requireUser(ctx);
+				const from = await this.resolver.require(ctx.params.From, user, "write");
+				const to = await this.resolver.require(ctx.params.To, user, "write");
+				if (from.rel === "" || to.rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
+				const moved: NodeDoc = await this.ops.move(from.ds, from.path, to.ds, to.path);
+				this.changed(ctx, "move", moved, { ds: from.ds, path: from.path });
+				return presentNode(moved, to);
+			},
+		},
+		copy: {
+			params: { From: { type: "string", max: 8192 }, To: { type: "string", max: 8192 } },
+			async handler(ctx: Context<{ From: string; To: string }, Meta>) {
+				const user = requireUser(ctx);
+				const from = await this.resolver.require(ctx.params.From, user, "read");
+				const to = await this.resolver.require(ctx.params.To, user, "write");
+				if (to.rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
+				const created: NodeDoc[] = await this.ops.copyTree(from.ds, from.path, to.ds, to.path);
+				for (const d of created) this.changed(ctx, "create", d);
+				return presentNode(created[0], to);
+			},
+		},
+		roots: {
+			retryPolicy: { enabled: true },
+			params: {},
+			async handler(ctx: Context<unknown, Meta>) {
+				const user = requireUser(ctx);
+				const out = [];
+				for (const ws of await this.resolver.workspacesOf(user)) {
+					const root = await this.resolver.rootOf(ws, user).catch(() => null);
+					if (root) out.push({ Slug: ws.Slug, UUID: ws.UUID, Label: ws.Label, Scope: ws.Scope, ds: root.ds, rootPath: root.path, read: ws.Access.includes("r"), write: ws.Access.includes("w") });
+				}
+				return out;
+			},
+		},
+		scan: {
+			retryPolicy: { enabled: true },
+			params: { after: { type: "string", optional: true }, limit: { type: "number", integer: true, min: 1, max: 10_000 } },
+			async handler(ctx: Context<{ after?: string; limit: number }>) {
+				const docs: NodeDoc[] = await this.ops.index.scan(ctx.params.after, ctx.params.limit);
+				return docs.map((d) => ({ Uuid: d._id, ds: d.ds, path: d.path, name: d.name, type: d.type, size: d.size, mtime: d.mtime, etag: d.etag, meta: d.meta }));
 			},
 		},
 
@@ -277,8 +315,10 @@ const TreeService: ServiceSchema = {
 		},
 	},
 	methods: {
-		changed(ctx: Context, type: string, doc: NodeDoc) {
-			ctx.emit("tree.changed", { type, uuid: doc._id, ds: doc.ds, path: doc.path });
+		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */
+		changed(ctx: Context, type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
+			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, meta: doc.meta };
+			ctx.emit("tree.changed", from ? { type, node, from } : { type, node });
 		},
 		adminNode(d: NodeDoc): TreeNode {
 			return { Uuid: d._id, Path: d.path === "" ? d.ds : `${d.ds}/${d.path}`, Type: d.type, Size: d.size, MTime: d.mtime, Etag: d.etag, MetaStore: { ...d.meta, name: JSON.stringify(d.name) } };
@@ -296,48 +336,6 @@ const TreeService: ServiceSchema = {
 			}
 			return h;
 		},
-		async statUserPath(path: string, user: Identity, extended = true): Promise<TreeNode | null> {
-			const loc: Location | null = await this.resolver.resolve(path, user);
-			if (!loc) return { Uuid: "ROOT", Path: "", Type: "COLLECTION", MetaStore: { name: '""' } };
-			if (!loc.read) throw new ForbiddenError(`You cannot read in ${loc.ws.Slug}`, "node.not.readable");
-			const doc = await this.ops.index.get(loc.ds, loc.path);
-			if (!doc) return null;
-			return presentNode(doc, loc, extended && doc.type === "COLLECTION" ? await this.countMeta(doc) : {});
-		},
-		async countMeta(doc: NodeDoc): Promise<Record<string, string>> {
-			const c = await this.ops.index.childCounts(doc.ds, doc.path);
-			return { ChildrenCount: String(c.files + c.folders), ChildrenFiles: String(c.files), ChildrenFolders: String(c.folders) };
-		},
-		async bulk(user: Identity, p: BulkParams) {
-			if (!p.NodePaths?.length) throw new BadRequestError("NodePaths is required");
-			if (p.Versions) throw new BadRequestError("Listing versions is not supported yet");
-			const nodes: TreeNode[] = [];
-			let page;
-			for (const raw of p.NodePaths) {
-				const listing = raw === "/*" || raw.endsWith("/*");
-				const path = listing ? raw.slice(0, -2) : raw;
-				if (!listing) {
-					const n = await this.statUserPath(path, user).catch((e: { code?: number }) => (e.code === 404 ? null : Promise.reject(e)));
-					if (n) nodes.push(n);
-					continue;
-				}
-				const loc: Location | null = await this.resolver.resolve(path, user);
-				if (!loc) {
-					const list: AccessibleWorkspace[] = await this.resolver.workspacesOf(user);
-					for (const ws of list) nodes.push(presentWorkspace(ws, Object.keys(ws.RootNodes ?? {})[0] ?? ws.UUID));
-					continue;
-				}
-				if (!loc.read) throw new ForbiddenError(`You cannot read in ${loc.ws.Slug}`, "node.not.readable");
-				const folder = await this.ops.index.get(loc.ds, loc.path);
-				if (!folder || folder.type !== "COLLECTION") throw new NotFoundError(`Folder ${path} not found`, "node.notfound");
-				const offset = p.Offset ?? 0;
-				const type = p.Filters?.type === "LEAF" || p.Filters?.type === "COLLECTION" ? p.Filters.type : undefined;
-				const { nodes: children, total } = await this.ops.index.children(loc.ds, loc.path, { offset, limit: p.Limit || undefined, type });
-				for (const c of children) nodes.push(presentNode(c, loc));
-				page = pagination(offset, p.Limit ?? 0, total);
-			}
-			return { Nodes: nodes, Pagination: page };
-		},
 	},
 	created() {
 		this.handles = new Map<string, Promise<DatasourceHandle>>();
@@ -354,6 +352,7 @@ const TreeService: ServiceSchema = {
 				if (path) await this.ops.mkdir(ds, path, true);
 			},
 		});
+		this.reader = new TreeReader(index, this.resolver);
 		// Writes interrupted by a crash: their reservations are rolled back (the content, if any, is unreferenced).
 		for (const d of await index.pendingOlderThan(0)) await index.abandon(d._id);
 	},

@@ -185,6 +185,11 @@ export class TreeIndex {
 		return docs;
 	}
 
+	/** Every committed node, in uuid order, a page at a time (for rebuilding derived indexes). */
+	async scan(after: string | undefined, limit: number): Promise<NodeDoc[]> {
+		return this.store.find({ query: after ? { _id: { $gt: after }, pending: { $exists: false } } : { pending: { $exists: false } }, sort: ["_id"], limit });
+	}
+
 	async setKey(uuid: string, key: string): Promise<void> {
 		await this.store.patch(uuid, { key } as Partial<NodeDoc>);
 	}

@@ -76,6 +76,20 @@ export class TreeOperations {
 		return this.commitWrite(toDs, to, { uuid: target.uuid, key: target.key, size, etag: doc.etag ?? "" });
 	}
 
+	/** Copies a file or a whole folder to `to` (new nodes, new uuids); returns the created nodes, top first. */
+	async copyTree(fromDs: string, from: string, toDs: string, to: string): Promise<NodeDoc[]> {
+		if (toDs === fromDs && (to + "/").startsWith(from + "/")) throw new ForbiddenError("A folder cannot be copied inside itself", "node.copy.inside");
+		if (await this.index.get(toDs, to)) throw new ConflictError(`${to} already exists`, "node.exists");
+		const docs = (await this.index.subtree(fromDs, from)).sort((a, b) => a.path.length - b.path.length);
+		if (!docs.length) throw new NotFoundError(`${from} not found`, "node.notfound");
+		const created: NodeDoc[] = [];
+		for (const d of docs) {
+			const target = to + d.path.slice(from.length);
+			created.push(d.type === "COLLECTION" ? await this.mkdir(toDs, target, true) : await this.copyFile(fromDs, d.path, toDs, target));
+		}
+		return created;
+	}
+
 	/** Moves a node (and its subtree) to `to`; across datasources the bytes are copied, then removed. */
 	async move(fromDs: string, from: string, toDs: string, to: string): Promise<NodeDoc> {
 		if (to === from && toDs === fromDs) throw new ConflictError("Source and target are the same", "node.exists");

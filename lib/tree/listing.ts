@@ -1,0 +1,72 @@
+// Reading the tree in user paths: stat one node, or list folders the way Cells clients do it
+// (`/a/tree/stats`, `/a/meta/bulk/get` with `<folder>/*`), workspaces at the root.
+import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
+import type { Identity } from "../auth/identity";
+import type { AccessibleWorkspace } from "../workspaces/model";
+import type { TreeIndex } from "./index";
+import type { Resolver, Location } from "./resolver";
+import type { NodeDoc, TreeNode } from "./model";
+import { pagination, presentNode, presentWorkspace, type Pagination } from "./present";
+
+export interface BulkParams {
+	NodePaths?: string[];
+	Offset?: number;
+	Limit?: number;
+	AllMetaProviders?: boolean;
+	Versions?: boolean;
+	SortField?: string;
+	SortDirDesc?: boolean;
+	Filters?: Record<string, string>;
+}
+
+export class TreeReader {
+	constructor(
+		private readonly index: TreeIndex,
+		private readonly resolver: Resolver,
+	) {}
+
+	async stat(path: string, user: Identity, extended = true): Promise<TreeNode | null> {
+		const loc: Location | null = await this.resolver.resolve(path, user);
+		if (!loc) return { Uuid: "ROOT", Path: "", Type: "COLLECTION", MetaStore: { name: '""' } };
+		if (!loc.read) throw new ForbiddenError(`You cannot read in ${loc.ws.Slug}`, "node.not.readable");
+		const doc = await this.index.get(loc.ds, loc.path);
+		if (!doc) return null;
+		return presentNode(doc, loc, extended && doc.type === "COLLECTION" ? await this.countMeta(doc) : {});
+	}
+
+	async countMeta(doc: NodeDoc): Promise<Record<string, string>> {
+		const c = await this.index.childCounts(doc.ds, doc.path);
+		return { ChildrenCount: String(c.files + c.folders), ChildrenFiles: String(c.files), ChildrenFolders: String(c.folders) };
+	}
+
+	async bulk(user: Identity, p: BulkParams): Promise<{ Nodes: TreeNode[]; Pagination?: Pagination }> {
+		if (!p.NodePaths?.length) throw new BadRequestError("NodePaths is required");
+		if (p.Versions) throw new BadRequestError("Listing versions is not supported yet");
+		const nodes: TreeNode[] = [];
+		let page: Pagination | undefined;
+		for (const raw of p.NodePaths) {
+			const listing = raw === "/*" || raw.endsWith("/*");
+			const path = listing ? raw.slice(0, -2) : raw;
+			if (!listing) {
+				const n = await this.stat(path, user).catch((e: { code?: number }) => (e.code === 404 ? null : Promise.reject(e)));
+				if (n) nodes.push(n);
+				continue;
+			}
+			const loc: Location | null = await this.resolver.resolve(path, user);
+			if (!loc) {
+				const list: AccessibleWorkspace[] = await this.resolver.workspacesOf(user);
+				for (const ws of list) nodes.push(presentWorkspace(ws, Object.keys(ws.RootNodes ?? {})[0] ?? ws.UUID));
+				continue;
+			}
+			if (!loc.read) throw new ForbiddenError(`You cannot read in ${loc.ws.Slug}`, "node.not.readable");
+			const folder = await this.index.get(loc.ds, loc.path);
+			if (!folder || folder.type !== "COLLECTION") throw new NotFoundError(`Folder ${path} not found`, "node.notfound");
+			const offset = p.Offset ?? 0;
+			const type = p.Filters?.type === "LEAF" || p.Filters?.type === "COLLECTION" ? p.Filters.type : undefined;
+			const { nodes: children, total } = await this.index.children(loc.ds, loc.path, { offset, limit: p.Limit || undefined, type });
+			for (const c of children) nodes.push(presentNode(c, loc));
+			page = pagination(offset, p.Limit ?? 0, total);
+		}
+		return { Nodes: nodes, Pagination: page };
+	}
+}
