@@ -250,7 +250,7 @@ const TreeService: ServiceSchema = {
 			async handler(ctx: Context<{ Path: string }, Meta>) {
 				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				if (loc.rel === "" || loc.rel === RECYCLE_BIN) throw new ForbiddenError("This folder is managed by the server", "node.not.writeable");
-				return { ds: loc.ds, path: loc.path, ...(await this.ops.prepareWrite(loc.ds, loc.path)) };
+				return { ds: loc.ds, path: loc.path, ...(await this.ops.prepareWrite(loc.ds, loc.path, ctx.meta.user?.Uuid)) };
 			},
 		},
 		commitWrite: {
@@ -342,7 +342,15 @@ const TreeService: ServiceSchema = {
 	},
 	async started() {
 		const index = new TreeIndex(this.store as Store<NodeDoc>);
-		this.ops = new TreeOperations(index, (name) => this.datasource(name));
+		this.ops = new TreeOperations(
+			index,
+			(name) => this.datasource(name),
+			async (ds, previous, owner) => {
+				// Versioning is optional: without a versions service, an overwrite simply replaces the content.
+				if (!this.broker.registry.hasService("versions")) return;
+				await this.broker.call("versions.capture", { ds, uuid: previous._id, path: previous.path, key: previous.key, size: previous.size, etag: previous.etag ?? "", mtime: previous.mtime, owner: owner ?? "" });
+			},
+		);
 		this.resolver = new Resolver({
 			accessible: (user) => this.broker.call("workspaces.accessible", { roles: user.Roles }),
 			resolveVirtual: (uuid, user) => this.broker.call("datasources.resolveVirtual", { uuid, user: { Login: user.Login, Uuid: user.Uuid, GroupPath: user.GroupPath } }),

@@ -19,6 +19,8 @@ export class TreeOperations {
 	constructor(
 		readonly index: TreeIndex,
 		private readonly datasource: (name: string) => Promise<DatasourceHandle>,
+		/** Called before content is replaced, while the old content is still readable (versioning keeps it). */
+		private readonly beforeOverwrite: (ds: string, previous: NodeDoc, owner?: string) => Promise<void> = async () => undefined,
 	) {}
 
 	keyFor(ds: DatasourceHandle, uuid: string, path: string): string {
@@ -47,11 +49,12 @@ export class TreeOperations {
 	}
 
 	/** Where new content for `path` goes: the node's uuid and the object key, the parent folders created. */
-	async prepareWrite(dsName: string, path: string): Promise<{ uuid: string; key: string; flat: boolean }> {
+	async prepareWrite(dsName: string, path: string, owner?: string): Promise<{ uuid: string; key: string; flat: boolean }> {
 		const ds = await this.datasource(dsName);
 		await this.mkdir(dsName, parentOf(path), true);
 		const existing = await this.index.get(dsName, path);
 		if (existing?.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
+		if (existing) await this.beforeOverwrite(dsName, existing, owner);
 		const uuid = existing?._id ?? randomUUID();
 		const key = ds.flat ? (existing ? `${uuid}.${Date.now().toString(36)}` : uuid) : path;
 		return { uuid, key, flat: ds.flat };
