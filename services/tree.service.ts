@@ -347,7 +347,7 @@ const TreeService: ServiceSchema = {
 			(name) => this.datasource(name),
 			async (ds, previous, owner) => {
 				// Versioning is optional: without a versions service, an overwrite simply replaces the content.
-				if (!this.broker.registry.hasService("versions")) return;
+				if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions")) return;
 				await this.broker.call("versions.capture", { ds, uuid: previous._id, path: previous.path, key: previous.key, size: previous.size, etag: previous.etag ?? "", mtime: previous.mtime, owner: owner ?? "" });
 			},
 		);
