@@ -213,6 +213,19 @@ const TreeService: ServiceSchema = {
 				return presentNode(created[0], to);
 			},
 		},
+		setMeta: {
+			params: { Path: { type: "string", max: 8192 }, set: { type: "record", optional: true }, remove: { type: "array", optional: true, items: "string" } },
+			async handler(ctx: Context<{ Path: string; set?: Record<string, string>; remove?: string[] }, Meta>) {
+				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
+				const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
+				if (!doc) throw new NotFoundError(`${ctx.params.Path} not found`, "node.notfound");
+				const changes: Record<string, string | undefined> = { ...(ctx.params.set ?? {}) };
+				for (const k of ctx.params.remove ?? []) changes[k] = undefined;
+				const updated: NodeDoc = await this.ops.index.setMeta(doc._id, changes);
+				this.changed(ctx, "meta", updated);
+				return presentNode(updated, loc);
+			},
+		},
 		roots: {
 			retryPolicy: { enabled: true },
 			params: {},

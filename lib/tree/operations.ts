@@ -88,7 +88,10 @@ export class TreeOperations {
 		const created: NodeDoc[] = [];
 		for (const d of docs) {
 			const target = to + d.path.slice(from.length);
-			created.push(d.type === "COLLECTION" ? await this.mkdir(toDs, target, true) : await this.copyFile(fromDs, d.path, toDs, target));
+			const copy = d.type === "COLLECTION" ? await this.mkdir(toDs, target, true) : await this.copyFile(fromDs, d.path, toDs, target);
+			// Metadata travels with the copy; where it came from out of a recycle bin does not.
+			const { recycle_restore, ...meta } = d.meta;
+			created.push(Object.keys(meta).length ? await this.index.setMeta(copy._id, meta) : copy);
 		}
 		return created;
 	}

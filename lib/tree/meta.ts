@@ -1,0 +1,24 @@
+// Which node metadata clients may write through /a/meta/set and /a/meta/delete: everything but what the server
+// computes or manages itself.
+import { BadRequestError, ForbiddenError } from "../errors";
+
+const RESERVED = new Set(["name", "recycle_restore", "node_readonly", "level_readonly", "ChildrenCount", "ChildrenFiles", "ChildrenFolders", "RecursiveCount", "repository_id", "repository_display", "content_lock", "mime"]);
+const MAX_VALUE_BYTES = 64 * 1024;
+
+export function checkNamespace(ns: string): string {
+	if (typeof ns !== "string" || ns === "" || ns.length > 128 || !/^[A-Za-z0-9_.:-]+$/.test(ns)) throw new BadRequestError(`Invalid metadata namespace "${String(ns).slice(0, 64)}"`);
+	if (RESERVED.has(ns) || ns.startsWith("ws_") || ns.startsWith("pydio:") || ns.startsWith("datasource_")) throw new ForbiddenError(`Metadata ${ns} is managed by the server`, "meta.reserved");
+	return ns;
+}
+
+/** A MetaStore value is JSON text; it is stored as given once it parses. */
+export function checkJsonMeta(ns: string, json: unknown): string {
+	if (typeof json !== "string") throw new BadRequestError(`JsonMeta of ${ns} must be a string of JSON`);
+	if (Buffer.byteLength(json) > MAX_VALUE_BYTES) throw new BadRequestError(`JsonMeta of ${ns} is larger than ${MAX_VALUE_BYTES} bytes`);
+	try {
+		JSON.parse(json);
+	} catch {
+		throw new BadRequestError(`JsonMeta of ${ns} is not valid JSON`);
+	}
+	return json;
+}
