@@ -179,6 +179,15 @@ export class LocalStore implements ObjectStore {
 		}
 	}
 
+	async rename(from: string, to: string): Promise<void> {
+		const src = this.pathOf(from);
+		await this.ready();
+		await this.commit(src, this.pathOf(to)).catch((err) => {
+			if (errCode(err) === "ENOENT") throw new NotFoundError(`Object not found: ${from}`);
+			throw err;
+		});
+	}
+
 	async copy(from: string, to: string): Promise<{ size: number }> {
 		const src = this.pathOf(from);
 		const dst = this.pathOf(to);

@@ -28,6 +28,8 @@ export interface ObjectStore {
 	delete(key: string): Promise<void>;
 	/** server-side where possible, atomic on LOCAL */
 	copy(from: string, to: string): Promise<{ size: number }>;
+	/** Atomic move of one object where the store can (a rename on LOCAL); callers fall back to copy + delete. */
+	rename?(from: string, to: string): Promise<void>;
 	/** Lists objects under a prefix ("" = everything), recursively, in key order, without the internal staging area; for resync of structured datasources. Folders themselves are not listed. */
 	list(prefix: string): AsyncIterable<ObjectInfo>;
 	/** Structured datasources keep folders: LOCAL mkdir -p; S3: no-op (folders are implied) but must not fail. */

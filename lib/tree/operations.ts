@@ -9,6 +9,9 @@ import { TreeIndex } from "./index";
 import { baseName, joinPath, parentOf } from "./paths";
 import { RECYCLE_BIN, type NodeDoc } from "./model";
 
+/** Where structured datasources receive uploads before they are renamed onto their path. */
+export const STAGING = ".cellar-staging";
+
 export interface DatasourceHandle {
 	name: string;
 	flat: boolean;
@@ -56,16 +59,45 @@ export class TreeOperations {
 		if (existing?.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
 		if (existing) await this.beforeOverwrite(dsName, existing, owner);
 		const uuid = existing?._id ?? randomUUID();
-		const key = ds.flat ? (existing ? `${uuid}.${Date.now().toString(36)}` : uuid) : path;
+		// Flat: a new object per version, swapped in by the index. Structured: content lands in a staging
+		// object and is renamed onto its path at commit, under the path's lock, so that storage and index
+		// agree on which of two concurrent uploads won.
+		const nonce = `${Date.now().toString(36)}${randomUUID().slice(0, 8)}`;
+		const key = ds.flat ? (existing ? `${uuid}.${nonce}` : uuid) : `${STAGING}/${uuid}.${nonce}`;
 		return { uuid, key, flat: ds.flat };
 	}
 
 	/** Makes content written at `key` the content of `path`; the replaced object, if another, is deleted. */
 	async commitWrite(dsName: string, path: string, c: { uuid: string; key: string; size: number; etag: string; meta?: Record<string, string> }): Promise<NodeDoc> {
 		const ds = await this.datasource(dsName);
-		const { node, previous } = await this.index.commitFile(dsName, path, c);
-		if (previous?.key && previous.key !== c.key) await ds.store.delete(previous.key).catch(() => undefined);
-		return node;
+		return this.locked(`${dsName}/${path}`, async () => {
+			let key = c.key;
+			if (!ds.flat && key !== path) {
+				if (ds.store.rename) await ds.store.rename(key, path);
+				else {
+					await ds.store.copy(key, path);
+					await ds.store.delete(key).catch(() => undefined);
+				}
+				key = path;
+			}
+			const { node, previous } = await this.index.commitFile(dsName, path, { ...c, key });
+			if (previous?.key && previous.key !== key) await ds.store.delete(previous.key).catch(() => undefined);
+			return node;
+		});
+	}
+
+	private locks = new Map<string, Promise<unknown>>();
+
+	/** Runs `fn` after any other commit of the same path has finished (in this process). */
+	private async locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
+		const before = this.locks.get(key) ?? Promise.resolve();
+		const run = before.catch(() => undefined).then(fn);
+		this.locks.set(key, run);
+		try {
+			return await run;
+		} finally {
+			if (this.locks.get(key) === run) this.locks.delete(key);
+		}
 	}
 
 	/** Server-side copy of one file to a new node. */
