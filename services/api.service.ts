@@ -2,7 +2,8 @@
  * api — the HTTP gateway (moleculer-web). Publishes every service's `rest` actions under /a (auto-aliases),
  * decodes Cells JSON requests and encodes responses once, at the edge (lib/cells/codec), resolves the caller's
  * credentials (auth.resolve, cached) and enforces IP bans and the REST security policies before any action runs.
- * Consumes: `identity.changed`, `token.revoked` (clear the credential cache), `policy.changed` (reload policies).
+ * Consumes: `identity.changed`, `token.revoked` (clear the credential cache), `policy.changed` (reload policies),
+ * `tree.changed` and `datasources.changed` (drop cached reads and store handles).
  * Emits nothing.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
@@ -121,11 +122,16 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		"identity.changed"(this: GatewayThis) {
 			this.forget();
 		},
+		// Cached tree reads (stat, listings) are only as old as the last change anywhere in the tree.
+		"tree.changed"(this: GatewayThis) {
+			this.responses.clear();
+		},
 		"token.revoked"(this: GatewayThis) {
 			this.forget();
 		},
 		"datasources.changed"(this: GatewayThis) {
 			this.stores.clear();
+			this.responses.clear();
 		},
 		"policy.changed"(this: GatewayThis) {
 			this.access.invalidate();

@@ -2,7 +2,8 @@
  * tree — owns the node index (every file and folder of every datasource) and the file operations on it:
  * stat, listing (`/tree/stats`, `/meta/bulk/get`), create, delete to the recycle bin, restore, and the admin
  * views in datasource paths. User paths are resolved through lib/tree/resolver (workspace roots, virtual nodes,
- * the caller's rights). Emits `tree.changed` {type, uuid, path}. Consumes `identity.changed` and
+ * the caller's rights). Broadcasts `tree.changed` {type, node, from?} (every gateway drops its cached reads,
+ * every search replica updates its index). Consumes `identity.changed` and
  * `datasources.changed` (drops its caches).
  */
 import type { Context, ServiceSchema } from "moleculer";
@@ -22,6 +23,7 @@ import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { openStore } from "../lib/storage";
 import { listWorkspaceObjects } from "../lib/tree/objects";
 import { TreeReader, type BulkParams } from "../lib/tree/listing";
+import { convertToFlat } from "../lib/tree/convert";
 
 interface NodeIn {
 	Path?: string;
@@ -48,6 +50,7 @@ const TreeService: ServiceSchema = {
 	actions: {
 		stat: {
 			rest: "GET /tree/stat/:Node",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: { Node: { type: "string", max: 8192 } },
 			async handler(ctx: Context<{ Node: string }, Meta>) {
@@ -59,6 +62,7 @@ const TreeService: ServiceSchema = {
 		},
 		stats: {
 			rest: "POST /tree/stats",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: bulkParams,
 			async handler(ctx: Context<BulkParams, Meta>) {
@@ -67,6 +71,7 @@ const TreeService: ServiceSchema = {
 		},
 		bulkMeta: {
 			rest: "POST /meta/bulk/get",
+			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: bulkParams,
 			async handler(ctx: Context<BulkParams, Meta>) {
@@ -226,6 +231,19 @@ const TreeService: ServiceSchema = {
 				return presentNode(updated, loc);
 			},
 		},
+		convertToFlat: {
+			params: { ds: { type: "string", max: 64 } },
+			async handler(ctx: Context<{ ds: string }, Meta>) {
+				requireAdmin(ctx);
+				// New writes must already go to uuid keys before existing files are moved: switch first, then convert.
+				await ctx.call("datasources.setFlat", { name: ctx.params.ds });
+				this.handles.delete(ctx.params.ds);
+				const handle: DatasourceHandle = await this.datasource(ctx.params.ds);
+				const report = await convertToFlat(this.ops.index, ctx.params.ds, handle.store);
+				this.logger.info(`Datasource ${ctx.params.ds} converted to flat: ${report.converted} moved, ${report.alreadyFlat} already flat, ${report.failed.length} failed`);
+				return report;
+			},
+		},
 		roots: {
 			retryPolicy: { enabled: true },
 			params: {},
@@ -331,7 +349,7 @@ const TreeService: ServiceSchema = {
 		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */
 		changed(ctx: Context, type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
 			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, meta: doc.meta };
-			ctx.emit("tree.changed", from ? { type, node, from } : { type, node });
+			ctx.broadcast("tree.changed", from ? { type, node, from } : { type, node });
 		},
 		adminNode(d: NodeDoc): TreeNode {
 			return { Uuid: d._id, Path: d.path === "" ? d.ds : `${d.ds}/${d.path}`, Type: d.type, Size: d.size, MTime: d.mtime, Etag: d.etag, MetaStore: { ...d.meta, name: JSON.stringify(d.name) } };
@@ -373,7 +391,7 @@ const TreeService: ServiceSchema = {
 				if (path) await this.ops.mkdir(ds, path, true);
 			},
 		});
-		this.reader = new TreeReader(index, this.resolver);
+		this.reader = new TreeReader(index, this.resolver, async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? this.broker.call("versions.list", { uuid }) : []));
 		// Writes interrupted by a crash: their reservations are rolled back (the content, if any, is unreferenced).
 		for (const d of await index.pendingOlderThan(0)) await index.abandon(d._id);
 	},

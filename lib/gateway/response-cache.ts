@@ -1,6 +1,6 @@
-// Whole responses of read actions that declare `httpCache: true`, kept per credential and request for a few
+// Whole responses of read actions that declare `httpCache: true` (identity data, tree reads), kept per credential and request for a few
 // seconds. A hit is answered straight from the HTTP listener, before any broker context exists, after the same
-// IP-ban, credential and REST-policy checks as every other call. Any identity, token or policy change in the
+// IP-ban, credential and REST-policy checks as every other call. Any identity, token, policy or tree change in the
 // cluster empties it, so a cached answer is never one that a fresh call would no longer give.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { TtlCache } from "./ttl-cache";

@@ -34,7 +34,7 @@ export async function startNode(opts: { services?: string[]; env?: Record<string
 		process.env[k] = v;
 	}
 	const broker = new ServiceBroker({ logger: false, requestTimeout: 10_000, validator: true });
-	const files = opts.services ?? ["**/*"];
+	const files = opts.services ?? process.env.TEST_SERVICES?.split(",") ?? ["**/*"];
 	for (const f of files) broker.loadServices(join(__dirname, "..", "..", "services"), `${f}.service.ts`);
 	await broker.start();
 	const api = broker.getLocalService("api") as unknown as { server: { address(): AddressInfo } } | undefined;

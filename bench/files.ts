@@ -1,0 +1,170 @@
+// Files benchmark (issue 3): /io upload and download of a large file against `cp` on the same disk, with the
+// node's peak RSS; stat and folder-listing requests/s against a bare `http` server answering the same bytes;
+// the first page of a folder with 100,000 children. Sizes: BENCH_FILE_MB (default 1024), BENCH_CHILDREN (100000).
+import autocannon from "autocannon";
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { appendFileSync, createReadStream, mkdtempSync, rmSync, statSync, writeFileSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createServer, type AddressInfo } from "node:net";
+import { randomUUID } from "node:crypto";
+import { S3Client, GetObjectCommand } from "@aws-sdk/client-s3";
+import { Upload } from "@aws-sdk/lib-storage";
+
+const ROOT = join(__dirname, "..");
+const FILE_MB = Number(process.env.BENCH_FILE_MB || 1024);
+const CHILDREN = Number(process.env.BENCH_CHILDREN || 100_000);
+const DURATION = Number(process.env.BENCH_SECONDS || 8);
+const PASSWORD = "Bench-Admin-1234";
+
+function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const srv = createServer();
+		srv.once("error", reject);
+		srv.listen(0, "127.0.0.1", () => {
+			const { port } = srv.address() as AddressInfo;
+			srv.close(() => resolve(port));
+		});
+	});
+}
+
+function startNode(port: number, dataDir: string): ChildProcess {
+	const child = spawn(process.execPath, ["--import", "tsx", "bin/start.ts", "--config", "moleculer.config.ts", "services/**/*.service.ts"], {
+		cwd: ROOT,
+		env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: "warn" },
+		stdio: ["ignore", "pipe", "inherit"],
+	});
+	child.stdout?.resume();
+	return child;
+}
+
+async function login(base: string): Promise<string> {
+	for (let i = 0; i < 300; i++) {
+		const r = await fetch(`${base}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password: PASSWORD } }) }).catch(() => null);
+		if (r?.ok) return ((await r.json()) as { JWT: string }).JWT;
+		await new Promise((res) => setTimeout(res, 100));
+	}
+	throw new Error("node did not come up");
+}
+
+/** Peak RSS of a process, sampled from /proc while `work` runs. */
+async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; peakMb: number }> {
+	let peak = 0;
+	const sample = () => {
+		try {
+			const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+			if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+		} catch {
+			/* process gone */
+		}
+	};
+	const timer = setInterval(sample, 20);
+	try {
+		const result = await work();
+		sample();
+		return { result, peakMb: peak };
+	} finally {
+		clearInterval(timer);
+	}
+}
+
+function run(opts: autocannon.Options): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+	return new Promise((resolve, reject) =>
+		autocannon({ connections: 50, duration: DURATION, ...opts }, (err, r) => (err ? reject(err) : resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx }))),
+	);
+}
+
+async function main() {
+	const dataDir = mkdtempSync(join(tmpdir(), "cellar-bench-files-"));
+	const port = await freePort();
+	const base = `http://127.0.0.1:${port}`;
+	let node = startNode(port, dataDir);
+	const procs: ChildProcess[] = [];
+	try {
+		let token = await login(base);
+		const s3 = new S3Client({ endpoint: base, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: token, secretAccessKey: "gatewaysecret" }, requestChecksumCalculation: "WHEN_REQUIRED" });
+		console.log(`Cellar files benchmark: ${FILE_MB} MB file, ${CHILDREN} children, node ${process.version}`);
+
+		// 1. Upload and download of a large file vs cp on the same disk.
+		const src = join(dataDir, "source.bin");
+		execFileSync("dd", ["if=/dev/urandom", `of=${src}`, "bs=1M", `count=${FILE_MB}`, "status=none"]);
+		const t0 = Date.now();
+		execFileSync("cp", [src, join(dataDir, "copy.bin")]);
+		execFileSync("sync");
+		const cpMs = Date.now() - t0;
+		rmSync(join(dataDir, "copy.bin"));
+		const up = await peakRss(node.pid!, async () => {
+			const t = Date.now();
+			await new Upload({ client: s3, params: { Bucket: "io", Key: "common-files/bench/big.bin", Body: createReadStream(src) }, partSize: 64 * 1024 * 1024, queueSize: 4 }).done();
+			return Date.now() - t;
+		});
+		const down = await peakRss(node.pid!, async () => {
+			const t = Date.now();
+			const r = await s3.send(new GetObjectCommand({ Bucket: "io", Key: "common-files/bench/big.bin" }));
+			let n = 0;
+			for await (const chunk of r.Body as AsyncIterable<Buffer>) n += chunk.length;
+			if (n !== FILE_MB * 1024 * 1024) throw new Error(`downloaded ${n} bytes`);
+			return Date.now() - t;
+		});
+		const mbps = (ms: number) => ((FILE_MB / ms) * 1000).toFixed(0);
+		console.log(`cp of the same file                    ${mbps(cpMs).padStart(6)} MB/s`);
+		console.log(`/io upload (multipart, 64 MB parts)    ${mbps(up.result).padStart(6)} MB/s  ${((cpMs / up.result) * 100).toFixed(0)}% of cp   node peak RSS ${up.peakMb.toFixed(0)} MB`);
+		console.log(`/io download (GetObject)               ${mbps(down.result).padStart(6)} MB/s  ${((cpMs / down.result) * 100).toFixed(0)}% of cp   node peak RSS ${down.peakMb.toFixed(0)} MB`);
+		rmSync(src);
+
+		// 2. Stat and listing against a bare server answering the same bytes.
+		const auth = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
+		for (let i = 0; i < 20; i++) await fetch(`${base}/a/tree/create`, { method: "POST", headers: auth, body: JSON.stringify({ Nodes: [{ Path: `common-files/bench/f${i}.txt`, Type: "LEAF" }] }) });
+		const statUrl = `${base}/a/tree/stat/common-files%2Fbench%2Fbig.bin`;
+		const listBody = JSON.stringify({ NodePaths: ["common-files/bench/*"], Limit: 50 });
+		const statBytes = await (await fetch(statUrl, { headers: auth })).text();
+		const listBytes = await (await fetch(`${base}/a/tree/stats`, { method: "POST", headers: auth, body: listBody })).text();
+		const barePort = await freePort();
+		const bare = spawn(process.execPath, ["-e", `require("node:http").createServer((q,s)=>{let b="";q.on("data",d=>b+=d);q.on("end",()=>{s.writeHead(200,{"Content-Type":"application/json"});s.end(q.method==="GET"?${JSON.stringify(statBytes)}:${JSON.stringify(listBytes)})})}).listen(${barePort},"127.0.0.1")`], { stdio: "ignore" });
+		procs.push(bare);
+		await new Promise((r) => setTimeout(r, 500));
+		const bareStat = await run({ url: `http://127.0.0.1:${barePort}/stat`, headers: auth });
+		const stat = await run({ url: statUrl, headers: auth });
+		const bareList = await run({ url: `http://127.0.0.1:${barePort}/list`, method: "POST", headers: auth, body: listBody });
+		const list = await run({ url: `${base}/a/tree/stats`, method: "POST", headers: auth, body: listBody });
+		const row = (n: string, f: { rps: number; p99: number }, b: { rps: number }) => console.log(`${n.padEnd(38)} ${f.rps.toFixed(0).padStart(7)} req/s  p99 ${f.p99} ms  ${((f.rps / b.rps) * 100).toFixed(0)}% of bare (${b.rps.toFixed(0)})`);
+		row("GET /a/tree/stat/{file}", stat, bareStat);
+		row("POST /a/tree/stats <folder>/* (20)", list, bareList);
+
+		// 3. A folder with many children: written straight into the index file while the node is stopped.
+		await fetch(`${base}/a/tree/create`, { method: "POST", headers: auth, body: JSON.stringify({ Nodes: [{ Path: "common-files/many", Type: "COLLECTION" }] }) });
+		node.kill("SIGTERM");
+		await new Promise((r) => node.once("exit", r));
+		const lines: string[] = [];
+		const now = Math.floor(Date.now() / 1000);
+		for (let i = 0; i < CHILDREN; i++) {
+			const name = `file-${String(i).padStart(7, "0")}.txt`;
+			lines.push(JSON.stringify({ _id: randomUUID(), ds: "pydiods1", path: `many/${name}`, dsPath: `pydiods1/many/${name}`, parentKey: "pydiods1/many", name, type: "LEAF", size: 1, mtime: now, meta: {}, key: "none" }));
+			if (lines.length === 10_000) appendFileSync(join(dataDir, "db", "nodes.db"), lines.splice(0).join("\n") + "\n");
+		}
+		if (lines.length) appendFileSync(join(dataDir, "db", "nodes.db"), lines.join("\n") + "\n");
+		const restart = Date.now();
+		node = startNode(port, dataDir);
+		token = await login(base);
+		const restartMs = Date.now() - restart;
+		const pageBody = JSON.stringify({ NodePaths: ["common-files/many/*"], Limit: 50 });
+		const times: number[] = [];
+		for (let i = 0; i < 30; i++) {
+			const t = process.hrtime.bigint();
+			const r = await fetch(`${base}/a/tree/stats`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: pageBody.replace("50", String(50 + (i % 2))) });
+			await r.text();
+			times.push(Number(process.hrtime.bigint() - t) / 1e6);
+		}
+		times.sort((a, b) => a - b);
+		console.log(`first page of a ${CHILDREN}-child folder   p50 ${times[15].toFixed(1)} ms  p99 ${times[29].toFixed(1)} ms  (node restart with them: ${restartMs} ms, RSS ${(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${node.pid}/status`, "utf8"))?.[1]) / 1024).toFixed(0)} MB)`);
+	} finally {
+		node.kill("SIGKILL");
+		for (const p of procs) p.kill("SIGKILL");
+		rmSync(dataDir, { recursive: true, force: true });
+	}
+}
+
+main().catch((e) => {
+	console.error(e);
+	process.exit(1);
+});
