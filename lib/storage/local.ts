@@ -92,7 +92,7 @@ export class LocalStore implements ObjectStore {
 	/** Writes a new temp file in the staging area through `write` (fsynced before close); removes it on any failure. */
 	private async writeTemp(write: (ws: WriteStream) => Promise<void>, dir = this.tmpDir): Promise<string> {
 		const tmp = join(dir, `${randomUUID()}.tmp`);
-		const ws = createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true, highWaterMark: 1 << 16 });
+		const ws = createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true, highWaterMark: 1 << 22 });
 		try {
 			await write(ws);
 			if (!ws.closed) await new Promise<void>((done, fail) => ws.once("close", done).once("error", fail));
@@ -135,9 +135,9 @@ export class LocalStore implements ObjectStore {
 		try {
 			const st = await fh.stat();
 			if (!st.isFile()) throw new NotFoundError(`Object not found: ${key}`);
-			if (!range) return fh.createReadStream({ highWaterMark: 1 << 16 });
+			if (!range) return fh.createReadStream({ highWaterMark: 1 << 19 });
 			if (range.start >= st.size) throw new RangeNotSatisfiableError(`Range start ${range.start} is past the end of a ${st.size}-byte object`);
-			return fh.createReadStream({ start: range.start, end: Math.min(range.end, st.size - 1), highWaterMark: 1 << 16 });
+			return fh.createReadStream({ start: range.start, end: Math.min(range.end, st.size - 1), highWaterMark: 1 << 19 });
 		} catch (err) {
 			await fh.close().catch(() => undefined);
 			throw err;
@@ -376,40 +376,53 @@ export class LocalStore implements ObjectStore {
 		const list = checkCompletionParts(parts);
 		const { dir, manifest } = await this.manifest(uploadId);
 		const target = this.pathOf(manifest.key);
-		// Fail fast on parts that are missing or whose recorded md5 differs from the given ETag.
+		// Parts were hashed as they arrived (sidecars, recomputed if missing or stale): check them against the
+		// ETags given, then assemble without hashing again. The object's ETag is S3's md5-of-md5s.
+		const metas: PartMeta[] = [];
 		for (const p of list) {
 			const meta = await this.partMeta(dir, p.partNumber);
 			if (!meta) throw new BadRequestError(`InvalidPart: part ${p.partNumber} was not uploaded`);
 			if (meta.md5 !== bareEtag(p.etag)) throw new BadRequestError(`InvalidPart: ETag of part ${p.partNumber} does not match`);
+			metas.push(meta);
 		}
 		await this.ready();
-		const whole = createHash("md5");
-		const partDigests: Buffer[] = [];
-		let size = 0;
-		const tmp = await this.writeTemp(async (ws) => {
-			async function* concat(): AsyncGenerator<Buffer> {
-				for (const p of list) {
-					const h = createHash("md5");
-					for await (const chunk of createReadStream(join(dir, String(p.partNumber)), { highWaterMark: 1 << 16 })) {
-						const buf = chunk as Buffer;
-						h.update(buf);
-						whole.update(buf);
-						size += buf.length;
-						yield buf;
+		const tmp = join(this.tmpDir, `${randomUUID()}.tmp`);
+		try {
+			// The first part is copied by the kernel (a reflink where the filesystem can), the others appended.
+			await copyFile(join(dir, String(list[0].partNumber)), tmp, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+			const fh = await open(tmp, "a");
+			try {
+				const buf = Buffer.allocUnsafe(1 << 20);
+				for (const p of list.slice(1)) {
+					const src = await open(join(dir, String(p.partNumber)), "r");
+					try {
+						for (;;) {
+							const { bytesRead } = await src.read(buf, 0, buf.length, null);
+							if (!bytesRead) break;
+							await fh.write(buf, 0, bytesRead);
+						}
+					} finally {
+						await src.close();
 					}
-					partDigests.push(h.digest());
 				}
+				await fh.sync();
+			} finally {
+				await fh.close();
 			}
-			await pipeline(concat, ws);
-			// A part rewritten meanwhile: check what was really concatenated.
-			list.forEach((p, i) => {
-				if (partDigests[i].toString("hex") !== bareEtag(p.etag)) throw new BadRequestError(`InvalidPart: ETag of part ${p.partNumber} does not match`);
-			});
-		});
+		} catch (err) {
+			await rm(tmp, { force: true }).catch(() => undefined);
+			if (errCode(err) === "ENOENT") throw new BadRequestError("InvalidPart: a part disappeared during completion");
+			throw err;
+		}
+		const size = metas.reduce((n, m) => n + m.size, 0);
+		if ((await stat(tmp)).size !== size) {
+			await rm(tmp, { force: true });
+			throw new BadRequestError("InvalidPart: a part changed during completion");
+		}
 		await this.commit(tmp, target);
 		await rm(dir, { recursive: true, force: true });
-		const etag = `"${createHash("md5").update(Buffer.concat(partDigests)).digest("hex")}-${list.length}"`;
-		return { size, md5: whole.digest("hex"), etag };
+		const etag = `"${createHash("md5").update(Buffer.concat(metas.map((m) => Buffer.from(m.md5, "hex")))).digest("hex")}-${list.length}"`;
+		return { size, etag };
 	}
 
 	async abortMultipart(uploadId: string): Promise<void> {
