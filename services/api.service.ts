@@ -20,7 +20,8 @@ import { IdentityCache } from "../lib/gateway/identity-cache";
 import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/response-cache";
 import { parseSize, readBody, parseJsonBody } from "../lib/gateway/read-json";
 import { IoGateway } from "../lib/io/gateway";
-import { openStore, type ObjectStore } from "../lib/storage";
+import { openDataStore, type ObjectStore } from "../lib/storage";
+import { KeyMaterialCache } from "../lib/encryption/material";
 import { derivedKey } from "../lib/auth/jwt";
 
 const cfg = loadConfig();
@@ -128,6 +129,10 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		},
 		"token.revoked"(this: GatewayThis) {
 			this.forget();
+		},
+		"encryption.changed"(this: GatewayThis) {
+			this.keys.clear();
+			this.stores.clear();
 		},
 		"datasources.changed"(this: GatewayThis) {
 			this.stores.clear();
@@ -272,13 +277,14 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		server.removeAllListeners("request");
 		server.on("request", (req: Req, res: ServerResponse) => this.onRequest(req, res, handler));
 		this.stores = new Map();
+		this.keys = new KeyMaterialCache((id) => this.broker.call("encryption.keyMaterial", { id }));
 		this.io = new IoGateway({
 			identity: (token, ip) => this.resolveIdentity(token, ip),
 			call: (action, params, user) => this.broker.call(action, params, { meta: { user } }),
 			store: (name) => {
 				let s = this.stores.get(name);
 				if (!s) {
-					s = this.broker.call<Parameters<typeof openStore>[0], { name: string }>("datasources.get", { name }).then((ds) => openStore(ds, loadConfig().dataDir));
+					s = this.broker.call<Parameters<typeof openDataStore>[0], { name: string }>("datasources.get", { name }).then((ds) => openDataStore(ds, loadConfig().dataDir, this.keys.resolver));
 					s.catch(() => this.stores.delete(name));
 					this.stores.set(name, s);
 				}
@@ -303,6 +309,7 @@ interface GatewayVars {
 	identities: IdentityCache;
 	io: IoGateway;
 	stores: Map<string, Promise<ObjectStore>>;
+	keys: KeyMaterialCache;
 	responses: ResponseCache;
 	bodyLimit: number;
 	access: AccessControl;

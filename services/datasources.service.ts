@@ -5,7 +5,7 @@
  * Internal: datasources.get / list (full records, secrets included: never publish them), virtualNodes,
  * resolveVirtual {uuid, user}, ensureDefaults (Cells' install defaults, idempotent, also run at start).
  * Emits `datasources.changed` {name} after a datasource change, {virtualNode} after a virtual node change.
- * Consumes: acl.find (workspace roots, to refuse deleting what a workspace uses).
+ * Consumes: acl.find (workspace roots, to refuse deleting what a workspace uses), encryption.exists (MASTER keys).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DbMixin, type Store } from "../mixins/db.mixin";
@@ -345,6 +345,10 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			const saved = await this.serialized(async () => {
 				const existing = await this.loadDataSource(name);
 				const ds = normalizeDataSource(input, name, existing ? internalDataSource(existing) : null);
+				// [encryption] a MASTER datasource needs a key that exists in the encryption service.
+				if (ds.EncryptionMode === "MASTER" && !(await ctx.call<boolean, { id: string }>("encryption.exists", { id: ds.EncryptionKey ?? "" }))) {
+					throw new BadRequestError(`Encryption key ${ds.EncryptionKey} does not exist: create it first with /config/encryption/create`);
+				}
 				const others = (await this.allDataSources()).filter((d) => d.Name !== name).map(internalDataSource);
 				await this.checkStorage(ds, others);
 				const doc = { ...ds, _id: dsId(name), kind: "datasource" } as DataSourceDoc;

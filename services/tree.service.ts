@@ -20,7 +20,8 @@ import { presentNode } from "../lib/tree/present";
 import { joinPath, parentOf, splitPath } from "../lib/tree/paths";
 import { RECYCLE_BIN, rootUuid, type NodeDoc, type TreeNode } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
-import { openStore } from "../lib/storage";
+import { openDataStore } from "../lib/storage";
+import { KeyMaterialCache } from "../lib/encryption/material";
 import { listWorkspaceObjects } from "../lib/tree/objects";
 import { TreeReader, type BulkParams } from "../lib/tree/listing";
 import { convertToFlat } from "../lib/tree/convert";
@@ -49,7 +50,7 @@ const TreeService: ServiceSchema = {
 	settings: { rest: "/" },
 	actions: {
 		stat: {
-			rest: "GET /tree/stat/:Node",
+			rest: "GET /tree/stat/*Node",
 			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: { Node: { type: "string", max: 8192 } },
@@ -116,7 +117,7 @@ const TreeService: ServiceSchema = {
 					if (!doc) throw new NotFoundError(`${n.Path} not found`, "node.notfound");
 					const inBin = loc.rel === RECYCLE_BIN || loc.rel.startsWith(`${RECYCLE_BIN}/`);
 					if (ctx.params.RemovePermanently || inBin) {
-						await this.ops.removePermanently(loc.ds, loc.path);
+						await this.ops.removePermanently(loc.ds, loc.path, user.Uuid);
 						this.changed(ctx, "delete", doc);
 						jobs.push({ Uuid: randomUUID(), Label: `Deleted ${n.Path}`, NodeUuid: doc._id });
 					} else {
@@ -318,7 +319,7 @@ const TreeService: ServiceSchema = {
 				const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
 				// S3 deletes are idempotent: a missing key is not an error.
 				if (!doc) return { Deleted: false };
-				await this.ops.removePermanently(loc.ds, loc.path);
+				await this.ops.removePermanently(loc.ds, loc.path, ctx.meta.user?.Uuid);
 				this.changed(ctx, "delete", doc);
 				return { Deleted: true };
 			},
@@ -340,6 +341,10 @@ const TreeService: ServiceSchema = {
 		"identity.changed"() {
 			this.resolver.clear();
 		},
+		"encryption.changed"() {
+			this.keys.clear();
+			this.handles.clear();
+		},
 		"datasources.changed"() {
 			this.handles.clear();
 			this.resolver.clear();
@@ -358,9 +363,9 @@ const TreeService: ServiceSchema = {
 			let h = this.handles.get(name);
 			if (!h) {
 				h = (async () => {
-					const ds: { Name: string; FlatStorage?: boolean; StorageType: "LOCAL" | "S3" } = await this.broker.call("datasources.get", { name });
+					const ds: Parameters<typeof openDataStore>[0] & { FlatStorage?: boolean } = await this.broker.call("datasources.get", { name });
 					await this.ops.index.ensureRoot(name);
-					return { name, flat: ds.FlatStorage !== false, store: openStore(ds, loadConfig().dataDir) };
+					return { name, flat: ds.FlatStorage !== false, store: await openDataStore(ds, loadConfig().dataDir, this.keys.resolver) };
 				})();
 				h.catch(() => this.handles.delete(name));
 				this.handles.set(name, h);
@@ -370,16 +375,22 @@ const TreeService: ServiceSchema = {
 	},
 	created() {
 		this.handles = new Map<string, Promise<DatasourceHandle>>();
+		this.keys = new KeyMaterialCache((id) => this.broker.call("encryption.keyMaterial", { id }));
 	},
 	async started() {
 		const index = new TreeIndex(this.store as Store<NodeDoc>);
 		this.ops = new TreeOperations(
 			index,
 			(name) => this.datasource(name),
-			async (ds, previous, owner) => {
-				// Versioning is optional: without a versions service, an overwrite simply replaces the content.
+			async (ds, previous, reason, owner) => {
+				// Versioning is optional: without a versions service, content is simply replaced or deleted.
 				if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions")) return;
-				await this.broker.call("versions.capture", { ds, uuid: previous._id, path: previous.path, key: previous.key, size: previous.size, etag: previous.etag ?? "", mtime: previous.mtime, owner: owner ?? "" });
+				// Capturing copies the whole file: give it the time a large file needs.
+				await this.broker.call(
+					"versions.capture",
+					{ ds, uuid: previous._id, path: previous.path, key: previous.key, size: previous.size, etag: previous.etag ?? "", mtime: previous.mtime, owner: owner ?? "", reason },
+					{ timeout: 30 * 60_000 },
+				);
 			},
 		);
 		this.resolver = new Resolver({

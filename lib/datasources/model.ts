@@ -105,7 +105,15 @@ export function normalizeDataSource(input: Partial<DataSource>, name: string, ex
 	if (!SUPPORTED_STORAGE.includes(storageType)) throw new BadRequestError(`storage type ${storageType} is not supported (supported: ${SUPPORTED_STORAGE.join(", ")})`);
 	const encryption = (input.EncryptionMode ?? "CLEAR") as EncryptionMode;
 	if (!ENCRYPTION_MODES.includes(encryption)) throw new BadRequestError(`Unknown encryption mode "${String(encryption).slice(0, 40)}"`);
-	if (encryption !== "CLEAR") throw new BadRequestError(`encryption is not available yet: EncryptionMode ${encryption} cannot be used, use CLEAR`);
+	// [encryption] CLEAR, or MASTER with the id of a key of the encryption service (its existence is checked by the
+	// service); per-user keys are not supported. The encryption of an existing datasource cannot change.
+	if (encryption === "USER" || encryption === "USER_PWD") {
+		throw new BadRequestError(`EncryptionMode ${encryption} is not supported: use CLEAR, or MASTER with an EncryptionKey created in /config/encryption`);
+	}
+	if (encryption === "MASTER" && !input.EncryptionKey) throw new BadRequestError("EncryptionMode MASTER needs an EncryptionKey (the id of a key created with /config/encryption/create)");
+	if (existing && ((existing.EncryptionMode ?? "CLEAR") !== encryption || (encryption === "MASTER" && existing.EncryptionKey !== input.EncryptionKey))) {
+		throw new BadRequestError(`The encryption of datasource ${name} cannot be changed (it is ${existing.EncryptionMode ?? "CLEAR"}${existing.EncryptionMode === "MASTER" ? ` with key ${existing.EncryptionKey}` : ""}): existing files would become unreadable`);
+	}
 
 	const conf: Record<string, string> = {};
 	const rawConf = input.StorageConfiguration ?? {};

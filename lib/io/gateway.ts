@@ -145,6 +145,7 @@ export class IoGateway {
 			case "CopyObject": {
 				const src = s3.copySource;
 				if (!src || src.bucket !== BUCKET) throw new S3Error("NoSuchBucket", "Objects can only be copied inside the io bucket");
+				if (src.versionId && src.versionId !== "null") return this.copyVersion(res, user, key, src.key, src.versionId); // versions
 				const r = await this.deps.call<{ Etag: string; MTime: number }>("tree.copyObject", { From: src.key, To: key }, user);
 				return this.xml(res, 200, copyObjectResultXml({ ETag: r.Etag, LastModified: r.MTime * 1000 }));
 			}
@@ -169,11 +170,13 @@ export class IoGateway {
 				if (!src || src.bucket !== BUCKET) throw new S3Error("NoSuchBucket", "Parts can only be copied from the io bucket");
 				const from = await this.deps.call<Located>("tree.locate", { Path: src.key, need: "read" }, user);
 				if (!from.node?.Key || from.node.Type !== "LEAF") throw new S3Error("NoSuchKey", `${src.key} does not exist`);
-				const range = s3.copySourceRange ? resolveRange(s3.copySourceRange, from.node.Size) : undefined;
+				// versions: a CopySource with ?versionId= reads that kept version.
+				const source = src.versionId && src.versionId !== "null" ? await this.version(from.node.Uuid, src.versionId, user, src.key) : { ds: from.ds, key: from.node.Key, size: from.node.Size };
+				const range = s3.copySourceRange ? resolveRange(s3.copySourceRange, source.size) : undefined;
 				if (range === "unsatisfiable") throw new S3Error("InvalidRange");
-				const srcStore = await this.deps.store(from.ds);
+				const srcStore = await this.deps.store(source.ds);
 				const store = await this.deps.store(up.ds);
-				const part = await store.putPart(up.s, s3.partNumber ?? 0, await srcStore.get(from.node.Key, range), range ? range.end - range.start + 1 : from.node.Size);
+				const part = await store.putPart(up.s, s3.partNumber ?? 0, await srcStore.get(source.key, range), range ? range.end - range.start + 1 : source.size);
 				return this.xml(res, 200, copyPartResultXml({ ETag: part.etag, LastModified: Date.now() }));
 			}
 			case "CompleteMultipartUpload": {
@@ -264,23 +267,27 @@ export class IoGateway {
 		const node = loc.node;
 		if (node?.Type === "COLLECTION" && key.endsWith("/")) return void res.writeHead(200, { "Content-Length": 0, "Content-Type": "application/x-directory" }).end();
 		if (!node || node.Type !== "LEAF" || node.Key === undefined) throw new S3Error("NoSuchKey", `${key} does not exist`, { Key: key });
-		const range = resolveRange(s3.range, node.Size);
+		// versions: ?versionId= serves a kept version of this node (read right checked above on the key).
+		const versioned = s3.versionId && s3.versionId !== "null" ? await this.version(node.Uuid, s3.versionId, user, key) : null;
+		const content = versioned ?? { ds: loc.ds, key: node.Key, size: node.Size, etag: node.Etag ?? "", mtime: node.MTime };
+		const range = resolveRange(s3.range, content.size);
 		if (range === "unsatisfiable") {
-			res.setHeader("Content-Range", contentRange("unsatisfiable", node.Size));
+			res.setHeader("Content-Range", contentRange("unsatisfiable", content.size));
 			throw new S3Error("InvalidRange");
 		}
 		const headers: Record<string, string | number> = {
 			"Content-Type": mimeLookup(key) || "application/octet-stream",
-			"Content-Length": range ? range.end - range.start + 1 : node.Size,
-			ETag: quoteETag(node.Etag ?? ""),
-			"Last-Modified": new Date(node.MTime * 1000).toUTCString(),
+			"Content-Length": range ? range.end - range.start + 1 : content.size,
+			ETag: quoteETag(content.etag),
+			"Last-Modified": new Date(content.mtime * 1000).toUTCString(),
 			"Accept-Ranges": "bytes",
 			...s3.responseHeaders,
 		};
-		if (range) headers["Content-Range"] = contentRange(range, node.Size);
+		if (versioned) headers["x-amz-version-id"] = s3.versionId as string;
+		if (range) headers["Content-Range"] = contentRange(range, content.size);
 		if (s3.operation === "HeadObject") return void res.writeHead(range ? 206 : 200, headers).end();
-		const store = await this.deps.store(loc.ds);
-		const stream = await store.get(node.Key, range);
+		const store = await this.deps.store(content.ds);
+		const stream = await store.get(content.key, range);
 		res.writeHead(range ? 206 : 200, headers);
 		await pipeline(stream, res);
 	}
@@ -301,6 +308,41 @@ export class IoGateway {
 		res.writeHead(200, { ETag: quoteETag(written.md5) });
 		res.end();
 	}
+
+	// ---- versions (owned by the versions work) ----
+	/** Where a kept version of node `uuid` lives (the versions service checks that it belongs to that node). */
+	private async version(uuid: string, versionId: string, user: Identity, key: string): Promise<{ ds: string; key: string; size: number; etag: string; mtime: number }> {
+		try {
+			return await this.deps.call("versions.locate", { uuid, versionId }, user);
+		} catch (e) {
+			const err = e as { code?: unknown; name?: string };
+			if (err.code === 404 || err.code === 422 || err.name === "ServiceNotFoundError") throw new S3Error("NoSuchKey", `Version ${versionId.slice(0, 80)} of ${key} does not exist`, { Key: key, VersionId: versionId.slice(0, 80) });
+			throw e;
+		}
+	}
+
+	/**
+	 * CopyObject from `<src>?versionId=`: that version's content becomes the content of `key` (restoring a version
+	 * is a copy onto the same key; the write keeps the replaced content as a new version, like any overwrite).
+	 */
+	private async copyVersion(res: ServerResponse, user: Identity, key: string, srcKey: string, versionId: string): Promise<void> {
+		const from = await this.deps.call<Located>("tree.locate", { Path: srcKey, need: "read" }, user);
+		if (!from.node || from.node.Type !== "LEAF") throw new S3Error("NoSuchKey", `${srcKey} does not exist`, { Key: srcKey });
+		const v = await this.version(from.node.Uuid, versionId, user, srcKey);
+		// Opened before the write: capturing the target's current content may prune the very version being copied.
+		const body = await (await this.deps.store(v.ds)).get(v.key);
+		try {
+			const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
+			const written = await (await this.deps.store(w.ds)).put(w.key, body, { size: v.size });
+			const r = await this.deps.call<{ MTime: number }>("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5 }, user);
+			res.setHeader("x-amz-copy-source-version-id", versionId);
+			return this.xml(res, 200, copyObjectResultXml({ ETag: written.md5, LastModified: r.MTime * 1000 }));
+		} catch (e) {
+			(body as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+			throw e;
+		}
+	}
+	// ---- end versions ----
 
 	private signUpload(u: Upload): string {
 		const payload = Buffer.from(JSON.stringify(u)).toString("base64url");

@@ -3,11 +3,13 @@ import { isAbsolute, resolve } from "node:path";
 import { BadRequestError, NotSupportedError } from "../errors";
 import { LocalStore } from "./local";
 import { S3Store, type S3StoreConfig } from "./s3";
+import { EncryptedStore } from "./encrypted";
 import type { ObjectStore } from "./types";
 
 export * from "./types";
 export { LocalStore } from "./local";
 export { S3Store, listBuckets, createBucket, type S3StoreConfig, type S3ConnectionConfig } from "./s3";
+export { EncryptedStore, IntegrityError } from "./encrypted";
 
 export interface DataSourceStorage {
 	StorageType: "LOCAL" | "S3";
@@ -19,6 +21,9 @@ export interface DataSourceStorage {
 	ObjectsBaseFolder?: string;
 	ApiKey?: string;
 	ApiSecret?: string;
+	/** CLEAR (default) or MASTER (content encrypted with the key EncryptionKey of the encryption service). */
+	EncryptionMode?: string;
+	EncryptionKey?: string;
 }
 
 function isTrue(v: string | undefined): boolean {
@@ -72,4 +77,18 @@ export function openStore(ds: DataSourceStorage, dataDir: string): ObjectStore {
 		default:
 			throw new NotSupportedError(`Storage type ${String((ds as { StorageType?: unknown }).StorageType)} is not supported`);
 	}
+}
+
+/**
+ * The store of a datasource as its content must be read and written: openStore() for CLEAR datasources, an
+ * EncryptedStore over it for MASTER ones (`keyMaterial(EncryptionKey)` gives the 32-byte key, e.g. from the
+ * `encryption.keyMaterial` action). USER / USER_PWD modes are refused.
+ */
+export async function openDataStore(ds: DataSourceStorage, dataDir: string, keyMaterial: (id: string) => Promise<Buffer>): Promise<ObjectStore> {
+	const mode = ds.EncryptionMode ?? "CLEAR";
+	if (mode === "CLEAR") return openStore(ds, dataDir);
+	if (mode !== "MASTER") throw new NotSupportedError(`EncryptionMode ${mode} is not supported (use CLEAR or MASTER)`);
+	if (!ds.EncryptionKey) throw new BadRequestError("A datasource with EncryptionMode MASTER needs an EncryptionKey");
+	const inner = openStore(ds, dataDir);
+	return new EncryptedStore(inner, await keyMaterial(ds.EncryptionKey));
 }

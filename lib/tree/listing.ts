@@ -19,10 +19,33 @@ export interface BulkParams {
 	Filters?: Record<string, string>;
 }
 
+// ---- versions (owned by the versions work: Versions listing) ----
+/** One kept version of a file, as `versions.list` returns them (newest first). */
+export interface VersionEntry {
+	Uuid: string;
+	MTime: number;
+	Size: number;
+	Etag: string;
+	OwnerUuid: string;
+	Description: string;
+}
+/** treeChangeLog, the wire shape of one commit. */
+export interface ChangeLog {
+	Uuid: string;
+	MTime: number;
+	Size: number;
+	OwnerUuid?: string;
+	Description?: string;
+}
+export type VersionNode = TreeNode & { Commits?: ChangeLog[] };
+// ---- end versions ----
+
 export class TreeReader {
 	constructor(
 		private readonly index: TreeIndex,
 		private readonly resolver: Resolver,
+		/** The versions of a file (none when versioning is not running). */
+		private readonly versions?: (uuid: string) => Promise<VersionEntry[]>,
 	) {}
 
 	async stat(path: string, user: Identity, extended = true): Promise<TreeNode | null> {
@@ -41,7 +64,7 @@ export class TreeReader {
 
 	async bulk(user: Identity, p: BulkParams): Promise<{ Nodes: TreeNode[]; Pagination?: Pagination }> {
 		if (!p.NodePaths?.length) throw new BadRequestError("NodePaths is required");
-		if (p.Versions) throw new BadRequestError("Listing versions is not supported yet");
+		if (p.Versions) return { Nodes: await this.versionNodes(user, p.NodePaths) };
 		const nodes: TreeNode[] = [];
 		let page: Pagination | undefined;
 		for (const raw of p.NodePaths) {
@@ -69,4 +92,33 @@ export class TreeReader {
 		}
 		return { Nodes: nodes, Pagination: page };
 	}
+
+	// ---- versions (owned by the versions work) ----
+	/**
+	 * `Versions: true`, as Cells v4 answers it: for each requested file (a trailing "/*" is ignored), one node per
+	 * kept version, newest first: the file's node with the version's Etag, MTime and Size, MetaStore `versionId`
+	 * and `versionDescription`, and `Commits` holding that version's treeChangeLog. A missing path is a 404;
+	 * folders have no versions.
+	 */
+	async versionNodes(user: Identity, paths: string[]): Promise<VersionNode[]> {
+		const out: VersionNode[] = [];
+		for (const raw of paths) {
+			const path = raw === "/*" ? "" : raw.endsWith("/*") ? raw.slice(0, -2) : raw;
+			const node = await this.stat(path, user, false);
+			if (!node) throw new NotFoundError(`${path} not found`, "node.notfound");
+			if (node.Type !== "LEAF" || !this.versions) continue;
+			for (const v of await this.versions(node.Uuid)) {
+				out.push({
+					...node,
+					Etag: v.Etag,
+					MTime: v.MTime,
+					Size: v.Size,
+					MetaStore: { ...node.MetaStore, versionId: JSON.stringify(v.Uuid), versionDescription: JSON.stringify(v.Description) },
+					Commits: [{ Uuid: v.Uuid, MTime: v.MTime, Size: v.Size, OwnerUuid: v.OwnerUuid || undefined, Description: v.Description }],
+				});
+			}
+		}
+		return out;
+	}
+	// ---- end versions ----
 }

@@ -22,8 +22,8 @@ export class TreeOperations {
 	constructor(
 		readonly index: TreeIndex,
 		private readonly datasource: (name: string) => Promise<DatasourceHandle>,
-		/** Called before content is replaced, while the old content is still readable (versioning keeps it). */
-		private readonly beforeOverwrite: (ds: string, previous: NodeDoc, owner?: string) => Promise<void> = async () => undefined,
+		/** Called before content is replaced or deleted for good, while it is still readable (versioning keeps it). */
+		private readonly beforeLoss: (ds: string, previous: NodeDoc, reason: "overwrite" | "delete", owner?: string) => Promise<void> = async () => undefined,
 	) {}
 
 	keyFor(ds: DatasourceHandle, uuid: string, path: string): string {
@@ -57,7 +57,7 @@ export class TreeOperations {
 		await this.mkdir(dsName, parentOf(path), true);
 		const existing = await this.index.get(dsName, path);
 		if (existing?.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
-		if (existing) await this.beforeOverwrite(dsName, existing, owner);
+		if (existing) await this.beforeLoss(dsName, existing, "overwrite", owner);
 		const uuid = existing?._id ?? randomUUID();
 		// Flat: a new object per version, swapped in by the index. Structured: content lands in a staging
 		// object and is renamed onto its path at commit, under the path's lock, so that storage and index
@@ -161,8 +161,9 @@ export class TreeOperations {
 	}
 
 	/** Deletes for good: index first, then content. */
-	async removePermanently(dsName: string, path: string): Promise<number> {
+	async removePermanently(dsName: string, path: string, owner?: string): Promise<number> {
 		const ds = await this.datasource(dsName);
+		for (const d of await this.index.subtree(dsName, path)) if (d.type === "LEAF" && d.key) await this.beforeLoss(dsName, d, "delete", owner);
 		const removed = await this.index.remove(dsName, path);
 		for (const d of removed) if (d.type === "LEAF" && d.key) await ds.store.delete(d.key).catch(() => undefined);
 		if (!ds.flat && removed.some((d) => d.type === "COLLECTION")) await ds.store.rmdir(path).catch(() => undefined);

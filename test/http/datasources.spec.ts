@@ -57,7 +57,7 @@ describe("HTTP: datasources", function () {
 		assert.match(az.body.Title, /storage type AZURE is not supported/);
 		const enc = await node.api("POST", "/a/config/datasource/enc", { EncryptionMode: "MASTER" }, admin);
 		assert.equal(enc.status, 400);
-		assert.match(enc.body.Title, /encryption is not available yet/);
+		assert.match(enc.body.Title, /needs an EncryptionKey/);
 		assert.equal((await node.api("POST", "/a/config/datasource/etc", { StorageConfiguration: { folder: "/etc/cellar" } }, admin)).status, 400);
 	});
 

@@ -22,12 +22,15 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 		{ name: "localstruct", body: { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "localstruct" } } },
 		{ name: "s3flat", s3: true, body: { StorageType: "S3", FlatStorage: true, ObjectsBucket: "s3flat" } },
 		{ name: "s3struct", s3: true, body: { StorageType: "S3", FlatStorage: false, ObjectsBucket: "s3struct" } },
+		{ name: "localenc", body: { StorageType: "LOCAL", FlatStorage: true, StorageConfiguration: { folder: "localenc" }, EncryptionMode: "MASTER", EncryptionKey: "matrix-key" } },
+		{ name: "s3enc", s3: true, body: { StorageType: "S3", FlatStorage: false, ObjectsBucket: "s3enc", EncryptionMode: "MASTER", EncryptionKey: "matrix-key" } },
 	];
 
 	before(async () => {
 		s3server = await startS3rver();
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
+		assert.equal((await node.api("POST", "/a/config/encryption/create", { KeyID: "matrix-key", Label: "Matrix" }, admin)).status, 200);
 		for (const k of kinds) {
 			const body: Record<string, unknown> = { ...k.body };
 			if (k.s3) {
@@ -77,6 +80,7 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 				assert.equal(after.status, 200);
 				assert.equal(after.body.Node.Uuid, before.body.Node.Uuid);
 				if (k.name === "localflat") assert.ok(existsSync(join(node.dataDir, "localflat", before.body.Node.Uuid)), "flat object keeps its uuid key");
+				if (k.name === "localenc") assert.ok(!readFileSync(join(node.dataDir, "localenc", before.body.Node.Uuid)).includes("bravo"), "content is encrypted at rest");
 				if (k.name === "localstruct") {
 					assert.equal(readFileSync(join(node.dataDir, "localstruct", "moved", "b.txt"), "utf8"), "bravo");
 					assert.ok(!existsSync(join(node.dataDir, "localstruct", "docs", "sub")));

@@ -84,7 +84,7 @@ describe("lib/datasources/model and local", () => {
 		const ds = normalizeDataSource({ StorageConfiguration: { folder: "data1" }, FlatStorage: true, VersioningPolicyName: "default-policy" }, "data1", null, 1000);
 		assert.deepEqual(ds, { Name: "data1", Disabled: false, StorageType: "LOCAL", StorageConfiguration: { folder: "data1" }, FlatStorage: true, EncryptionMode: "CLEAR", CreationDate: 1000, VersioningPolicyName: "default-policy" });
 		assert.throws(() => normalizeDataSource({ StorageType: "AZURE" }, "x"), /storage type AZURE is not supported/);
-		assert.throws(() => normalizeDataSource({ EncryptionMode: "MASTER" }, "x"), /encryption is not available yet/);
+		assert.throws(() => normalizeDataSource({ EncryptionMode: "MASTER" }, "x"), /needs an EncryptionKey/);
 		// Clients cannot make a datasource internal, nor change the format of an existing one.
 		assert.equal(normalizeDataSource({ StorageConfiguration: { folder: "x", cellsInternal: "true" } }, "x").StorageConfiguration!.cellsInternal, undefined);
 		assert.throws(() => normalizeDataSource({ FlatStorage: false }, "x", { ...ds, Name: "x" }), { code: 400 });
@@ -257,7 +257,7 @@ describe("datasources service", function () {
 	it("refuses bad names, unsupported storage, encryption, folders outside the allowed places and overlaps", async () => {
 		for (const name of ["Bad", "a-b", "x".repeat(65), "../x"]) await assert.rejects(call("putDataSource", { Name: name }), { code: 400 }, name);
 		await assert.rejects(call("putDataSource", { Name: "az", StorageType: "AZURE" }), /storage type AZURE is not supported/);
-		await assert.rejects(call("putDataSource", { Name: "enc", EncryptionMode: "MASTER" }), /encryption is not available yet/);
+		await assert.rejects(call("putDataSource", { Name: "enc", EncryptionMode: "MASTER" }), /needs an EncryptionKey/);
 		await assert.rejects(call("putDataSource", { Name: "etc", StorageConfiguration: { folder: "/etc/cellar" } }), { code: 400 });
 		await assert.rejects(call("putDataSource", { Name: "up", StorageConfiguration: { folder: "../up" } }), { code: 400 });
 		await assert.rejects(call("putDataSource", { Name: "dbdir", StorageConfiguration: { folder: "db" } }), { code: 400 });
