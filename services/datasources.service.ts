@@ -233,6 +233,18 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 		},
 
 		// ---- internal actions (no rest: never published on HTTP) ----
+		setFlat: {
+			// The first step of "Upgrade DataSource Format": new writes go to uuid keys; the tree converts the rest.
+			params: { name: { type: "string", max: 64 } },
+			async handler(this: DsThis, ctx: Context<{ name: string }>): Promise<{ changed: boolean }> {
+				const doc = await this.loadDataSource(ctx.params.name);
+				if (!doc) throw new NotFoundError(`Datasource ${ctx.params.name.slice(0, 80)} not found`, "datasource.notfound");
+				if (doc.FlatStorage) return { changed: false };
+				await this.serialized(() => this.store.replace({ ...doc, FlatStorage: true }));
+				await this.changed({ name: doc.Name });
+				return { changed: true };
+			},
+		},
 		get: {
 			retryPolicy: { enabled: true },
 			params: { name: { type: "string", max: 255 } },

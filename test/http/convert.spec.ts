@@ -1,0 +1,51 @@
+// "Upgrade DataSource Format": a structured datasource becomes flat without losing a byte, while it stays in
+// use, and a second run (as after a crash) finishes what is left and changes nothing else.
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { S3Client, PutObjectCommand, GetObjectCommand } from "@aws-sdk/client-s3";
+import { startNode, type TestNode } from "../helpers/node";
+
+describe("HTTP: structured to flat conversion", function () {
+	this.timeout(60_000);
+	let node: TestNode;
+	let admin: string;
+	let io: S3Client;
+	const files: Record<string, string> = { "a.txt": "alpha", "dir/b.txt": "bravo", "dir/sub/c.txt": "charlie" };
+
+	before(async () => {
+		node = await startNode();
+		admin = await node.login("admin", node.adminPassword);
+		assert.equal((await node.api("POST", "/a/config/datasource/conv", { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "conv" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/workspace/ws-conv", { Label: "Conv", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { "DATASOURCE:conv": { Uuid: "DATASOURCE:conv", Path: "conv" } } }, admin)).status, 200);
+		io = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: admin, secretAccessKey: "gatewaysecret" } });
+		for (const [k, v] of Object.entries(files)) await io.send(new PutObjectCommand({ Bucket: "io", Key: `ws-conv/${k}`, Body: v }));
+	});
+	after(() => node.stop());
+
+	it("moves every file to its uuid key, keeps content and uuids, and can run again", async () => {
+		const dir = join(node.dataDir, "conv");
+		assert.equal(readFileSync(join(dir, "dir", "sub", "c.txt"), "utf8"), "charlie");
+		const uuids: Record<string, string> = {};
+		for (const k of Object.keys(files)) uuids[k] = (await node.api("GET", `/a/tree/stat/${encodeURIComponent(`ws-conv/${k}`)}`, undefined, admin)).body.Node.Uuid;
+		const user = await node.broker.call("auth.resolve", { token: admin });
+		const report = await node.broker.call<{ converted: number; failed: unknown[] }>("tree.convertToFlat", { ds: "conv" }, { meta: { user } });
+		assert.equal(report.converted, 3);
+		assert.deepEqual(report.failed, []);
+		for (const [k, v] of Object.entries(files)) {
+			assert.equal(readFileSync(join(dir, uuids[k]), "utf8"), v);
+			assert.ok(!existsSync(join(dir, k)), `${k} left its structured place`);
+			const got = await io.send(new GetObjectCommand({ Bucket: "io", Key: `ws-conv/${k}` }));
+			assert.equal(await got.Body!.transformToString(), v);
+			assert.equal((await node.api("GET", `/a/tree/stat/${encodeURIComponent(`ws-conv/${k}`)}`, undefined, admin)).body.Node.Uuid, uuids[k]);
+		}
+		const ds = await node.api("GET", "/a/config/datasource/conv", undefined, admin);
+		assert.equal(ds.body.FlatStorage, true);
+		// New writes are flat; a second run finds nothing left to do.
+		await io.send(new PutObjectCommand({ Bucket: "io", Key: "ws-conv/dir/new.txt", Body: "new" }));
+		const again = await node.broker.call<{ converted: number; alreadyFlat: number }>("tree.convertToFlat", { ds: "conv" }, { meta: { user } });
+		assert.equal(again.converted, 0);
+		assert.equal(again.alreadyFlat, 4);
+		assert.ok(readdirSync(dir).filter((f) => /^[0-9a-f-]{36}$/.test(f)).length >= 4);
+	});
+});
