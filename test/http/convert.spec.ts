@@ -29,7 +29,7 @@ describe("HTTP: structured to flat conversion", function () {
 		const uuids: Record<string, string> = {};
 		for (const k of Object.keys(files)) uuids[k] = (await node.api("GET", `/a/tree/stat/${encodeURIComponent(`ws-conv/${k}`)}`, undefined, admin)).body.Node.Uuid;
 		const user = await node.broker.call("auth.resolve", { token: admin });
-		const report = await node.broker.call<{ converted: number; failed: unknown[] }>("tree.convertToFlat", { ds: "conv" }, { meta: { user } });
+		const report = await node.broker.call<{ converted: number; failed: unknown[] }, { ds: string }>("tree.convertToFlat", { ds: "conv" }, { meta: { user } });
 		assert.equal(report.converted, 3);
 		assert.deepEqual(report.failed, []);
 		for (const [k, v] of Object.entries(files)) {
@@ -43,7 +43,7 @@ describe("HTTP: structured to flat conversion", function () {
 		assert.equal(ds.body.FlatStorage, true);
 		// New writes are flat; a second run finds nothing left to do.
 		await io.send(new PutObjectCommand({ Bucket: "io", Key: "ws-conv/dir/new.txt", Body: "new" }));
-		const again = await node.broker.call<{ converted: number; alreadyFlat: number }>("tree.convertToFlat", { ds: "conv" }, { meta: { user } });
+		const again = await node.broker.call<{ converted: number; alreadyFlat: number }, { ds: string }>("tree.convertToFlat", { ds: "conv" }, { meta: { user } });
 		assert.equal(again.converted, 0);
 		assert.equal(again.alreadyFlat, 4);
 		assert.ok(readdirSync(dir).filter((f) => /^[0-9a-f-]{36}$/.test(f)).length >= 4);
