@@ -20,8 +20,7 @@ import { IdentityCache } from "../lib/gateway/identity-cache";
 import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/response-cache";
 import { parseSize, readBody, parseJsonBody } from "../lib/gateway/read-json";
 import { IoGateway } from "../lib/io/gateway";
-import { openDataStore, type ObjectStore } from "../lib/storage";
-import { KeyMaterialCache } from "../lib/encryption/material";
+import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import { derivedKey } from "../lib/auth/jwt";
 
 const cfg = loadConfig();
@@ -68,7 +67,7 @@ function operationOf(alias: Alias): Operation | undefined {
 
 const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> = {
 	name: "api",
-	mixins: [ApiGateway],
+	mixins: [ApiGateway, DataStoresMixin],
 	settings: {
 		port: cfg.port,
 		ip: cfg.host,
@@ -130,12 +129,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		"token.revoked"(this: GatewayThis) {
 			this.forget();
 		},
-		"encryption.changed"(this: GatewayThis) {
-			this.keys.clear();
-			this.stores.clear();
-		},
 		"datasources.changed"(this: GatewayThis) {
-			this.stores.clear();
 			this.responses.clear();
 		},
 		"policy.changed"(this: GatewayThis) {
@@ -173,7 +167,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 
 			const path = (req.originalUrl ?? req.url ?? "").split("?")[0].slice(2) || "/";
 			if (!this.access.allowed(snapshot, subjectsOf(ctx.meta.user), `rest:${path}`, req.method ?? "GET", ip)) {
-				if (ctx.meta.user) throw new ForbiddenError(`You are not allowed to call ${req.method} /a${alias.path}`, "rest.forbidden");
+				if (ctx.meta.user) throw new ForbiddenError(`You are not allowed to call ${req.method} /a${alias.path.startsWith("/") ? "" : "/"}${alias.path}`, "rest.forbidden");
 				throw new UnauthorizedError("You must be logged in to call this operation", "unauthorized");
 			}
 		},
@@ -276,20 +270,10 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		const [handler] = server.listeners("request") as ((req: Req, res: ServerResponse) => void)[];
 		server.removeAllListeners("request");
 		server.on("request", (req: Req, res: ServerResponse) => this.onRequest(req, res, handler));
-		this.stores = new Map();
-		this.keys = new KeyMaterialCache((id) => this.broker.call("encryption.keyMaterial", { id }));
 		this.io = new IoGateway({
 			identity: (token, ip) => this.resolveIdentity(token, ip),
 			call: (action, params, user) => this.broker.call(action, params, { meta: { user } }),
-			store: (name) => {
-				let s = this.stores.get(name);
-				if (!s) {
-					s = this.broker.call<Parameters<typeof openDataStore>[0], { name: string }>("datasources.get", { name }).then((ds) => openDataStore(ds, loadConfig().dataDir, this.keys.resolver));
-					s.catch(() => this.stores.delete(name));
-					this.stores.set(name, s);
-				}
-				return s;
-			},
+			store: async (name) => (await this.dataStore(name)).store,
 			secret: () => derivedKey("io-multipart-uploads"),
 			banned: (ip) => {
 				const snapshot = this.access.peek();
@@ -308,8 +292,6 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 interface GatewayVars {
 	identities: IdentityCache;
 	io: IoGateway;
-	stores: Map<string, Promise<ObjectStore>>;
-	keys: KeyMaterialCache;
 	responses: ResponseCache;
 	bodyLimit: number;
 	access: AccessControl;
@@ -319,6 +301,7 @@ interface GatewayMethods {
 	prepareCall(ctx: Context<unknown, Meta>, req: Req, alias: Alias): Promise<void>;
 	resolveIdentity(token: string, ip: string | undefined): Promise<Identity>;
 	writeError(req: Req, res: ServerResponse, err: unknown): void;
+	dataStore(name: string): Promise<DataStoreHandle>;
 	forget(): void;
 	remember(ctx: Context<unknown, Meta>, req: Req, data: unknown): unknown;
 	onRequest(req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void): void;

@@ -12,7 +12,6 @@ import { DbMixin, type Store } from "../mixins/db.mixin";
 import { BadRequestError, ForbiddenError, NotFoundError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
-import { loadConfig } from "../lib/config";
 import { TreeIndex } from "../lib/tree/index";
 import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
@@ -20,8 +19,7 @@ import { presentNode } from "../lib/tree/present";
 import { joinPath, parentOf, splitPath } from "../lib/tree/paths";
 import { RECYCLE_BIN, rootUuid, type NodeDoc, type TreeNode } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
-import { openDataStore } from "../lib/storage";
-import { KeyMaterialCache } from "../lib/encryption/material";
+import { DataStoresMixin } from "../mixins/datastores.mixin";
 import { listWorkspaceObjects } from "../lib/tree/objects";
 import { TreeReader, type BulkParams } from "../lib/tree/listing";
 import { convertToFlat } from "../lib/tree/convert";
@@ -46,7 +44,7 @@ const bulkParams = {
 
 const TreeService: ServiceSchema = {
 	name: "tree",
-	mixins: [DbMixin("nodes", { indexes: [{ field: "dsPath", unique: true }, { field: "parentKey" }] })],
+	mixins: [DbMixin("nodes", { indexes: [{ field: "dsPath", unique: true }, { field: "parentKey" }] }), DataStoresMixin],
 	settings: { rest: "/" },
 	actions: {
 		stat: {
@@ -238,11 +236,27 @@ const TreeService: ServiceSchema = {
 				requireAdmin(ctx);
 				// New writes must already go to uuid keys before existing files are moved: switch first, then convert.
 				await ctx.call("datasources.setFlat", { name: ctx.params.ds });
-				this.handles.delete(ctx.params.ds);
+				this.forgetDataStore(ctx.params.ds);
 				const handle: DatasourceHandle = await this.datasource(ctx.params.ds);
 				const report = await convertToFlat(this.ops.index, ctx.params.ds, handle.store);
 				this.logger.info(`Datasource ${ctx.params.ds} converted to flat: ${report.converted} moved, ${report.alreadyFlat} already flat, ${report.failed.length} failed`);
 				return report;
+			},
+		},
+		resyncApply: {
+			params: {
+				ds: { type: "string", max: 64 },
+				add: { type: "array", max: 5000, items: { type: "object", props: { path: { type: "string", max: 8192 }, size: { type: "number", min: 0 }, mtime: "number", etag: { type: "string", max: 128 } } } },
+				remove: { type: "array", max: 5000, items: { type: "string", max: 8192 } },
+			},
+			async handler(ctx: Context<{ ds: string; add: { path: string; size: number; mtime: number; etag: string }[]; remove: string[] }, Meta>) {
+				requireAdmin(ctx);
+				for (const f of ctx.params.add) splitPath(f.path);
+				const r = await this.ops.resyncApply(ctx.params.ds, ctx.params.add, ctx.params.remove);
+				for (const d of r.added) this.changed(ctx, "create", d);
+				for (const d of r.updated) this.changed(ctx, "content", d);
+				for (const d of r.removed) if (d.type === "LEAF") this.changed(ctx, "delete", d);
+				return { Added: r.added.length, Updated: r.updated.length, Removed: r.removed.length };
 			},
 		},
 		roots: {
@@ -341,12 +355,7 @@ const TreeService: ServiceSchema = {
 		"identity.changed"() {
 			this.resolver.clear();
 		},
-		"encryption.changed"() {
-			this.keys.clear();
-			this.handles.clear();
-		},
 		"datasources.changed"() {
-			this.handles.clear();
 			this.resolver.clear();
 		},
 	},
@@ -360,23 +369,12 @@ const TreeService: ServiceSchema = {
 			return { Uuid: d._id, Path: d.path === "" ? d.ds : `${d.ds}/${d.path}`, Type: d.type, Size: d.size, MTime: d.mtime, Etag: d.etag, MetaStore: { ...d.meta, name: JSON.stringify(d.name) } };
 		},
 		async datasource(name: string): Promise<DatasourceHandle> {
-			let h = this.handles.get(name);
-			if (!h) {
-				h = (async () => {
-					const ds: Parameters<typeof openDataStore>[0] & { FlatStorage?: boolean } = await this.broker.call("datasources.get", { name });
-					await this.ops.index.ensureRoot(name);
-					return { name, flat: ds.FlatStorage !== false, store: await openDataStore(ds, loadConfig().dataDir, this.keys.resolver) };
-				})();
-				h.catch(() => this.handles.delete(name));
-				this.handles.set(name, h);
-			}
+			const h = await this.dataStore(name);
+			await this.ops.index.ensureRoot(name);
 			return h;
 		},
 	},
-	created() {
-		this.handles = new Map<string, Promise<DatasourceHandle>>();
-		this.keys = new KeyMaterialCache((id) => this.broker.call("encryption.keyMaterial", { id }));
-	},
+
 	async started() {
 		const index = new TreeIndex(this.store as Store<NodeDoc>);
 		this.ops = new TreeOperations(

@@ -4,7 +4,7 @@
  * replaces a file's content it calls `versions.capture`, which copies the old object into the policy's versions
  * datasource (key `<nodeUuid>/<versionId>`), records it and prunes per policy. Internal: capture, list, locate,
  * prune (also run hourly). Consumes `tree.changed` (moves keep version paths current; deletes apply the policy's
- * NodeDeletedStrategy), `datasources.changed` (drops opened stores), datasources.get / datasources.list.
+ * NodeDeletedStrategy), `datasources.changed` / `encryption.changed` (opened stores, via the datastores mixin).
  * Emits nothing. Bytes never travel through the transporter: this service opens the stores itself.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
@@ -14,7 +14,8 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from ".
 import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
-import { openStore, type ObjectStore } from "../lib/storage";
+import type { ObjectStore } from "../lib/storage";
+import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import type { DataSource } from "../lib/datasources/model";
 import { DEFAULT_POLICIES, DEFAULT_POLICY_ID, NODE_DELETED_STRATEGIES, activeLimit, checkPolicyId, normalizePolicy, type PolicyInput, type VersioningPolicy } from "../lib/versions/policy";
 import { newestFirst, pruneBySize, pruneNode, pruneOnDelete, shouldCapture, type VersionRecord } from "../lib/versions/prune";
@@ -77,7 +78,7 @@ interface Methods {
 }
 interface Vars {
 	store: Store<AnyDoc>;
-	stores: Map<string, Promise<ObjectStore>>;
+	dataStore(name: string): Promise<DataStoreHandle>;
 	locks: Map<string, Promise<unknown>>;
 	timer?: NodeJS.Timeout;
 }
@@ -90,7 +91,7 @@ function present(doc: PolicyDoc | VersioningPolicy): VersioningPolicy {
 
 const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "versions",
-	mixins: [DbMixin("versions", { indexes: [{ field: "nodeUuid" }, { field: "kind" }] })],
+	mixins: [DbMixin("versions", { indexes: [{ field: "nodeUuid" }, { field: "kind" }] }), DataStoresMixin],
 	settings: { rest: "/" },
 	actions: {
 		listPolicies: {
@@ -213,9 +214,6 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				}
 			},
 		},
-		"datasources.changed"(this: This) {
-			this.stores.clear();
-		},
 	},
 	methods: {
 		async loadPolicy(this: This, uuid: string) {
@@ -230,14 +228,8 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			const ds = await this.broker.call<DataSource, { name: string }>("datasources.get", { name }).catch((e: { code?: number }) => (e.code === 404 ? null : Promise.reject(e)));
 			return ds?.VersioningPolicyName ? this.loadPolicy(ds.VersioningPolicyName) : null;
 		},
-		storeOf(this: This, name: string) {
-			let s = this.stores.get(name);
-			if (!s) {
-				s = this.broker.call<DataSource, { name: string }>("datasources.get", { name }).then((ds) => openStore(ds as Parameters<typeof openStore>[0], loadConfig().dataDir));
-				s.catch(() => this.stores.delete(name));
-				this.stores.set(name, s);
-			}
-			return s;
+		async storeOf(this: This, name: string): Promise<ObjectStore> {
+			return (await this.dataStore(name)).store;
 		},
 		/** Captures, prunes and deletes of one node run one at a time on this node. */
 		perNode<T>(this: This, uuid: string, fn: () => Promise<T>): Promise<T> {
@@ -388,7 +380,6 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 	},
 	created(this: This) {
-		this.stores = new Map();
 		this.locks = new Map();
 	},
 	async started(this: This) {

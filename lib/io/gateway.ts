@@ -11,6 +11,7 @@ import type { ObjectStore } from "../storage/types";
 import { parseS3Request, resolveRange, contentRange, type S3Request } from "./request";
 import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
 import { createBodyDecoder } from "./chunked";
+import { ZipWriter } from "../jobs/zip";
 import {
 	S3Error,
 	errorResponse,
@@ -61,6 +62,8 @@ interface Upload extends Prepared {
 }
 
 const BUCKET = "io";
+/** `<anything>-<SelectionUUID>.zip`: the download of a saved selection. */
+const SELECTION_ZIP = /-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.zip$/;
 
 export class IoGateway {
 	constructor(private readonly deps: IoDeps) {}
@@ -265,6 +268,8 @@ export class IoGateway {
 	private async get(s3: S3Request, req: IncomingMessage, res: ServerResponse, user: Identity, key: string): Promise<void> {
 		const loc = await this.deps.call<Located>("tree.locate", { Path: key, need: "read" }, user);
 		const node = loc.node;
+		const selection = SELECTION_ZIP.exec(key);
+		if (!node && selection && s3.operation === "GetObject") return this.zipSelection(selection[1], res, user);
 		if (node?.Type === "COLLECTION" && key.endsWith("/")) return void res.writeHead(200, { "Content-Length": 0, "Content-Type": "application/x-directory" }).end();
 		if (!node || node.Type !== "LEAF" || node.Key === undefined) throw new S3Error("NoSuchKey", `${key} does not exist`, { Key: key });
 		// versions: ?versionId= serves a kept version of this node (read right checked above on the key).
@@ -343,6 +348,39 @@ export class IoGateway {
 		}
 	}
 	// ---- end versions ----
+
+	/** A saved selection (POST /a/tree/selection) as one zip, streamed: nothing is staged on disk. */
+	private async zipSelection(uuid: string, res: ServerResponse, user: Identity): Promise<void> {
+		const { paths } = await this.deps.call<{ paths: string[] }>("selections.get", { uuid }, user);
+		const zip = new ZipWriter();
+		res.writeHead(200, { "Content-Type": "application/zip", "Content-Disposition": `attachment; filename="selection-${uuid.slice(0, 8)}.zip"` });
+		const sent = pipeline(zip.output, res);
+		const addFile = async (userPath: string, name: string) => {
+			const loc = await this.deps.call<Located>("tree.locate", { Path: userPath, need: "read" }, user);
+			if (!loc.node?.Key || loc.node.Type !== "LEAF") return;
+			const store = await this.deps.store(loc.ds);
+			await zip.addFile(name, await store.get(loc.node.Key), { mtime: loc.node.MTime * 1000, size: loc.node.Size });
+		};
+		for (const path of paths) {
+			const top = path.slice(path.lastIndexOf("/") + 1);
+			const loc = await this.deps.call<Located>("tree.locate", { Path: path, need: "read" }, user);
+			if (loc.node?.Type === "LEAF") {
+				await addFile(path, top);
+				continue;
+			}
+			if (!loc.node) continue;
+			await zip.addDirectory(top);
+			let after: string | undefined;
+			for (;;) {
+				const page = await this.deps.call<{ Contents: { Key: string }[]; IsTruncated: boolean; NextStartAfter?: string }>("tree.listObjects", { Prefix: `${path}/`, StartAfter: after, MaxKeys: 1000 }, user);
+				for (const c of page.Contents) await addFile(c.Key, `${top}/${c.Key.slice(path.length + 1)}`);
+				if (!page.IsTruncated || !page.NextStartAfter) break;
+				after = page.NextStartAfter;
+			}
+		}
+		await zip.finish();
+		await sent;
+	}
 
 	private signUpload(u: Upload): string {
 		const payload = Buffer.from(JSON.stringify(u)).toString("base64url");

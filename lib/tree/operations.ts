@@ -4,7 +4,7 @@
 // leaves at worst an unreferenced object, never a node without content.
 import { randomUUID } from "node:crypto";
 import type { ObjectStore } from "../storage/types";
-import { ConflictError, ForbiddenError, NotFoundError } from "../errors";
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { TreeIndex } from "./index";
 import { baseName, joinPath, parentOf } from "./paths";
 import { RECYCLE_BIN, type NodeDoc } from "./model";
@@ -126,6 +126,28 @@ export class TreeOperations {
 			created.push(Object.keys(meta).length ? await this.index.setMeta(copy._id, meta) : copy);
 		}
 		return created;
+	}
+
+	/**
+	 * Brings a structured datasource's index in line with what its storage holds (a resync): files found in
+	 * storage are added or updated in place (same uuid), index entries whose object is gone are removed.
+	 */
+	async resyncApply(dsName: string, add: { path: string; size: number; mtime: number; etag: string }[], remove: string[]): Promise<{ added: NodeDoc[]; updated: NodeDoc[]; removed: NodeDoc[] }> {
+		const ds = await this.datasource(dsName);
+		if (ds.flat) throw new BadRequestError(`${dsName} is a flat datasource: its tree lives in the index, not in storage`);
+		const out = { added: [] as NodeDoc[], updated: [] as NodeDoc[], removed: [] as NodeDoc[] };
+		for (const path of remove) {
+			const doc = await this.index.get(dsName, path);
+			if (doc?.type === "LEAF") out.removed.push(...(await this.index.remove(dsName, path)));
+		}
+		for (const f of add) {
+			await this.mkdir(dsName, parentOf(f.path), true);
+			const existing = await this.index.get(dsName, f.path);
+			if (existing?.type === "COLLECTION") continue;
+			const { node } = await this.index.commitFile(dsName, f.path, { uuid: existing?._id ?? randomUUID(), key: f.path, size: f.size, etag: f.etag, mtime: f.mtime });
+			(existing ? out.updated : out.added).push(node);
+		}
+		return out;
 	}
 
 	/** Moves a node (and its subtree) to `to`; across datasources the bytes are copied, then removed. */

@@ -1,0 +1,57 @@
+// Opening a datasource's storage: the datasource's configuration (`datasources.get`), its encryption key if it
+// has one, and the store itself, cached per datasource until `datasources.changed` or `encryption.changed`.
+// Every service that moves bytes (the /io gateway, tree, jobs, versions, search) opens stores through this.
+import type { ServiceBroker, ServiceSchema } from "moleculer";
+import { loadConfig } from "../lib/config";
+import { openDataStore, type ObjectStore } from "../lib/storage";
+import { KeyMaterialCache } from "../lib/encryption/material";
+
+export type DataSourceConfig = Parameters<typeof openDataStore>[0] & { Name: string; FlatStorage?: boolean };
+
+export interface DataStoreHandle {
+	name: string;
+	config: DataSourceConfig;
+	store: ObjectStore;
+	flat: boolean;
+}
+
+interface This {
+	broker: ServiceBroker;
+	$dataStores: Map<string, Promise<DataStoreHandle>>;
+	$keys: KeyMaterialCache;
+}
+
+export const DataStoresMixin = {
+	events: {
+		"datasources.changed"(this: This) {
+			this.$dataStores.clear();
+		},
+		"encryption.changed"(this: This) {
+			this.$keys.clear();
+			this.$dataStores.clear();
+		},
+	},
+	methods: {
+		dataStore(this: This, name: string): Promise<DataStoreHandle> {
+			let h = this.$dataStores.get(name);
+			if (!h) {
+				h = this.broker.call<DataSourceConfig, { name: string }>("datasources.get", { name }).then(async (config) => ({
+					name,
+					config,
+					flat: config.FlatStorage !== false,
+					store: await openDataStore(config, loadConfig().dataDir, this.$keys.resolver),
+				}));
+				h.catch(() => this.$dataStores.delete(name));
+				this.$dataStores.set(name, h);
+			}
+			return h;
+		},
+		forgetDataStore(this: This, name: string): void {
+			this.$dataStores.delete(name);
+		},
+	},
+	created(this: This) {
+		this.$dataStores = new Map();
+		this.$keys = new KeyMaterialCache((id) => this.broker.call("encryption.keyMaterial", { id }));
+	},
+} as unknown as Partial<ServiceSchema>;
