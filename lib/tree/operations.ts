@@ -107,7 +107,7 @@ export class TreeOperations {
 		if (!doc || doc.type !== "LEAF" || !doc.key) throw new NotFoundError(`${from} not found`, "node.notfound");
 		const target = await this.prepareWrite(toDs, to);
 		const dst = await this.datasource(toDs);
-		const size = src === dst ? (await dst.store.copy(doc.key, target.key)).size : (await dst.store.put(target.key, await src.store.get(doc.key), { size: doc.size })).size;
+		const size = src === dst ? (await dst.store.copy(doc.key, target.key)).size : await this.transfer(src, doc, dst, target.key);
 		return this.commitWrite(toDs, to, { uuid: target.uuid, key: target.key, size, etag: doc.etag ?? "" });
 	}
 
@@ -150,6 +150,20 @@ export class TreeOperations {
 		return out;
 	}
 
+	/**
+	 * Streams a file's content to another datasource and checks it arrived whole: same size, and the same md5
+	 * when the source's Etag is a plain md5 (multipart Etags are not a content hash). A bad copy is removed.
+	 */
+	private async transfer(src: DatasourceHandle, doc: NodeDoc, dst: DatasourceHandle, key: string): Promise<number> {
+		if (!doc.key) throw new NotFoundError(`${doc.path} has no content`, "node.notfound");
+		const written = await dst.store.put(key, await src.store.get(doc.key), { size: doc.size });
+		if (written.size !== doc.size || (doc.etag && /^[0-9a-f]{32}$/.test(doc.etag) && written.md5 !== doc.etag)) {
+			await dst.store.delete(key).catch(() => undefined);
+			throw new ConflictError(`Copy of ${doc.path} does not match its source (size or hash): nothing was moved`, "copy.mismatch");
+		}
+		return written.size;
+	}
+
 	/** Moves a node (and its subtree) to `to`; across datasources the bytes are copied, then removed. */
 	async move(fromDs: string, from: string, toDs: string, to: string): Promise<NodeDoc> {
 		if (to === from && toDs === fromDs) throw new ConflictError("Source and target are the same", "node.exists");
@@ -171,7 +185,7 @@ export class TreeOperations {
 				} else if (d.key) {
 					const newKey = this.keyFor(dst, d._id, newPath);
 					if (src === dst) await dst.store.copy(d.key, newKey);
-					else await dst.store.put(newKey, await src.store.get(d.key), { size: d.size });
+					else await this.transfer(src, d, dst, newKey);
 				}
 			}
 			const moved = await this.index.move(fromDs, from, toDs, to);

@@ -124,6 +124,26 @@ describe("HTTP: the /io S3 gateway", function () {
 		assert.equal((await b.text()).length, 14_000);
 	});
 
+	it("leaves nothing behind when an upload is cut", async () => {
+		const { request } = await import("node:http");
+		const { readdirSync } = await import("node:fs");
+		const { join } = await import("node:path");
+		const url = new URL(`${node.url}/io/common-files/io/cut.bin`);
+		await new Promise<void>((resolve) => {
+			const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: "PUT", headers: { "X-Pydio-Bearer": token, "Content-Length": String(1024 * 1024) } });
+			req.on("error", () => resolve());
+			req.write(Buffer.alloc(100 * 1024, 1));
+			setTimeout(() => {
+				req.destroy();
+				resolve();
+			}, 200);
+		});
+		await new Promise((r) => setTimeout(r, 300));
+		assert.equal((await node.api("GET", "/a/tree/stat/common-files%2Fio%2Fcut.bin", undefined, token)).status, 404);
+		const tmp = join(node.dataDir, "pydiods1", ".cellar-tmp");
+		assert.deepEqual(readdirSync(tmp), [], "no partial file left in the staging area");
+	});
+
 	it("keeps paths inside the workspace and honours write rights", async () => {
 		await assert.rejects(s3.send(new PutObjectCommand({ Bucket: "io", Key: "common-files/../x.txt", Body: "x" })));
 		await assert.rejects(s3.send(new PutObjectCommand({ Bucket: "io", Key: "no-such-workspace/x.txt", Body: "x" })), (e: { $metadata: { httpStatusCode: number } }) => e.$metadata.httpStatusCode === 404);
