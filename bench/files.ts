@@ -146,17 +146,27 @@ async function main() {
 		const restart = Date.now();
 		node = startNode(port, dataDir);
 		token = await login(base);
+		// The tree service loads its index before it publishes its routes.
+		for (let i = 0; i < 600; i++) {
+			const r = await fetch(`${base}/a/tree/stat/common-files%2Fmany`, { headers: { Authorization: `Bearer ${token}` } });
+			if (r.status === 200) break;
+			await new Promise((res) => setTimeout(res, 100));
+		}
 		const restartMs = Date.now() - restart;
-		const pageBody = JSON.stringify({ NodePaths: ["common-files/many/*"], Limit: 50 });
 		const times: number[] = [];
 		for (let i = 0; i < 30; i++) {
+			// A different page size each time: every request misses the gateway's response cache.
 			const t = process.hrtime.bigint();
-			const r = await fetch(`${base}/a/tree/stats`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: pageBody.replace("50", String(50 + (i % 2))) });
-			await r.text();
+			const r = await fetch(`${base}/a/tree/stats`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: JSON.stringify({ NodePaths: ["common-files/many/*"], Limit: 50 + i }) });
+			const page = (await r.json()) as { Nodes?: unknown[]; Pagination?: { Total: number } };
 			times.push(Number(process.hrtime.bigint() - t) / 1e6);
+			if (page.Nodes?.length !== 50 + i || page.Pagination?.Total !== CHILDREN) throw new Error(`unexpected page: ${JSON.stringify(page).slice(0, 300)}`);
 		}
+		const cold = times.shift()!;
 		times.sort((a, b) => a - b);
-		console.log(`first page of a ${CHILDREN}-child folder   p50 ${times[15].toFixed(1)} ms  p99 ${times[29].toFixed(1)} ms  (node restart with them: ${restartMs} ms, RSS ${(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${node.pid}/status`, "utf8"))?.[1]) / 1024).toFixed(0)} MB)`);
+		const rss = (Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${node.pid}/status`, "utf8"))?.[1]) / 1024).toFixed(0);
+		console.log(`first page of a ${CHILDREN}-child folder   first request after start ${cold.toFixed(0)} ms; then p50 ${times[14].toFixed(1)} ms  p99 ${times[28].toFixed(1)} ms`);
+		console.log(`  (node start with them: ${restartMs} ms, RSS ${rss} MB)`);
 	} finally {
 		node.kill("SIGKILL");
 		for (const p of procs) p.kill("SIGKILL");

@@ -358,6 +358,14 @@ const TreeService: ServiceSchema = {
 		"datasources.changed"() {
 			this.resolver.clear();
 		},
+		// Another replica changed the tree: the folder listings it touched are reloaded on next use.
+		"tree.changed"(ctx: Context<{ node: { ds: string; path: string; type: string }; from?: { ds: string; path: string } }>) {
+			if (ctx.nodeID === this.broker.nodeID || !this.ops) return;
+			const { node, from } = ctx.params;
+			for (const p of [node, from]) if (p) this.ops.index.forgetFolder(p.ds, parentOf(p.path));
+			if (node.type === "COLLECTION") this.ops.index.forgetFolder(node.ds, node.path);
+			if (from) this.ops.index.forgetFolder(from.ds, from.path);
+		},
 	},
 	methods: {
 		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */

@@ -5,6 +5,7 @@ import type { Store } from "../../mixins/db.mixin";
 import { ConflictError, NotFoundError } from "../errors";
 import { ancestors, baseName, parentOf } from "./paths";
 import { dsKey, rootUuid, type NodeDoc, type NodeType } from "./model";
+import { ChildListings, type ChildEntry } from "./listings";
 
 const now = () => Math.floor(Date.now() / 1000);
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -17,7 +18,26 @@ export interface ListOptions {
 }
 
 export class TreeIndex {
+	readonly listings = new ChildListings();
+
 	constructor(private readonly store: Store<NodeDoc>) {}
+
+	private listed(d: NodeDoc): void {
+		if (!d.pending) this.listings.add(d.parentKey, { name: d.name, id: d._id, type: d.type });
+	}
+
+	private unlisted(d: NodeDoc): void {
+		this.listings.remove(d.parentKey, d.name);
+		if (d.type === "COLLECTION") this.listings.drop(d.dsPath);
+	}
+
+	/** Sorted visible children of a folder, from memory (loaded once per folder). */
+	private async childList(parentKey: string): Promise<ChildEntry[]> {
+		const hit = this.listings.get(parentKey);
+		if (hit) return hit;
+		const docs = await this.store.find({ query: { parentKey, pending: { $exists: false } } });
+		return this.listings.set(parentKey, docs.map((d) => ({ name: d.name, id: d._id, type: d.type })));
+	}
 
 	async get(ds: string, path: string): Promise<NodeDoc | null> {
 		const doc = await this.store.findOne({ dsPath: dsKey(ds, path) });
@@ -41,19 +61,33 @@ export class TreeIndex {
 	}
 
 	async children(ds: string, path: string, opts: ListOptions = {}): Promise<{ nodes: NodeDoc[]; total: number }> {
-		const query: Record<string, unknown> = { parentKey: dsKey(ds, path), pending: { $exists: false } };
-		if (opts.type) query.type = opts.type;
-		if (!opts.includeHidden) query.name = { $regex: /^[^.]/ };
-		const total = await this.store.count(query);
-		const nodes = await this.store.find({ query, sort: ["name"], offset: opts.offset, limit: opts.limit });
-		return { nodes, total };
+		if (opts.includeHidden) {
+			const query: Record<string, unknown> = { parentKey: dsKey(ds, path), pending: { $exists: false } };
+			if (opts.type) query.type = opts.type;
+			const total = await this.store.count(query);
+			return { nodes: await this.store.find({ query, sort: ["name"], offset: opts.offset, limit: opts.limit }), total };
+		}
+		let list = await this.childList(dsKey(ds, path));
+		if (opts.type) list = list.filter((e) => e.type === opts.type);
+		const offset = opts.offset ?? 0;
+		const page = list.slice(offset, opts.limit ? offset + opts.limit : undefined);
+		if (!page.length) return { nodes: [], total: list.length };
+		const docs = await this.store.find({ query: { _id: { $in: page.map((e) => e.id) } } });
+		const byId = new Map(docs.map((d) => [d._id, d]));
+		return { nodes: page.map((e) => byId.get(e.id)).filter((d): d is NodeDoc => !!d), total: list.length };
 	}
 
 	/** Number of files and folders directly inside a folder (dot-files excluded). */
 	async childCounts(ds: string, path: string): Promise<{ files: number; folders: number }> {
-		const base = { parentKey: dsKey(ds, path), pending: { $exists: false }, name: { $regex: /^[^.]/ } };
-		const [files, folders] = await Promise.all([this.store.count({ ...base, type: "LEAF" }), this.store.count({ ...base, type: "COLLECTION" })]);
-		return { files, folders };
+		const list = await this.childList(dsKey(ds, path));
+		let folders = 0;
+		for (const e of list) if (e.type === "COLLECTION") folders++;
+		return { files: list.length - folders, folders };
+	}
+
+	/** Drops what memory holds about a folder's children (another replica changed them). */
+	forgetFolder(ds: string, path: string): void {
+		this.listings.drop(dsKey(ds, path));
 	}
 
 	/** Creates a folder (and, if `recursive`, its missing parents). An existing folder is returned as is. */
@@ -94,7 +128,9 @@ export class TreeIndex {
 		if (n.etag !== undefined) doc.etag = n.etag;
 		if (n.pending !== undefined) doc.pending = n.pending;
 		try {
-			return await this.store.insert(doc);
+			const inserted = await this.store.insert(doc);
+			this.listed(inserted);
+			return inserted;
 		} catch (e) {
 			if (/unique/i.test(String((e as Error).message)) || (e as { errorType?: string }).errorType === "uniqueViolated") throw new ConflictError(`${n.path} already exists`, "node.exists");
 			throw e;
@@ -130,6 +166,7 @@ export class TreeIndex {
 				node = { ...reserved, size: content.size, etag: content.etag, key: content.key, mtime, meta: { ...reserved.meta, ...(content.meta ?? {}) } };
 				delete node.pending;
 				await this.store.replace(node);
+				this.listed(node);
 			} else {
 				node = await this.insertNode({ ds, path, type: "LEAF", size: content.size, uuid: content.uuid, key: content.key, etag: content.etag, mtime, meta: content.meta });
 			}
@@ -167,6 +204,8 @@ export class TreeIndex {
 			const next: NodeDoc = { ...d, ds: toDs, path, dsPath: dsKey(toDs, path), parentKey: dsKey(toDs, parentOf(path)), name: baseName(path) };
 			if (d.path === from) next.mtime = now();
 			await this.store.replace(next);
+			this.unlisted(d);
+			this.listed(next);
 			moved.push(next);
 		}
 		const size = top.type === "COLLECTION" ? top.size : top.size;
@@ -180,7 +219,10 @@ export class TreeIndex {
 		const docs = await this.subtree(ds, path);
 		const top = docs.find((d) => d.path === path);
 		if (!top) throw new NotFoundError(`${path} not found`, "node.notfound");
-		for (const d of docs) await this.store.remove(d._id);
+		for (const d of docs) {
+			await this.store.remove(d._id);
+			this.unlisted(d);
+		}
 		await this.addSize(ds, path, -top.size);
 		return docs;
 	}
