@@ -403,6 +403,12 @@ const TreeService: ServiceSchema = {
 			accessible: (user) => this.broker.call("workspaces.accessible", { roles: user.Roles }),
 			resolveVirtual: (uuid, user) => this.broker.call("datasources.resolveVirtual", { uuid, user: { Login: user.Login, Uuid: user.Uuid, GroupPath: user.GroupPath } }),
 			nodeByUuid: (uuid) => index.byUuid(uuid),
+			nodeAcls: async (roles) => {
+				const acls: { NodeID?: string; WorkspaceID?: string }[] = await this.broker.call("acl.find", { RoleIDs: roles, Actions: ["read", "write", "deny"] });
+				// Workspace rights are ACLs on the workspace roots; the others are set on nodes.
+				return acls.filter((a) => a.NodeID && !a.WorkspaceID) as never;
+			},
+			uuidAt: async (ds, path) => (await index.get(ds, path))?._id,
 			ensureFolder: async (ds, path) => {
 				await this.datasource(ds);
 				if (path) await this.ops.mkdir(ds, path, true);

@@ -5,6 +5,8 @@ import type { Identity } from "../auth/identity";
 import type { AccessibleWorkspace } from "../workspaces/model";
 import { joinPath, splitPath } from "./paths";
 import { TtlCache } from "../gateway/ttl-cache";
+import { rightsFor } from "../acl/merge";
+import type { ACL } from "../acl/model";
 
 export interface Location {
 	ws: AccessibleWorkspace;
@@ -21,6 +23,10 @@ export interface Location {
 
 export interface ResolverDeps {
 	accessible(user: Identity): Promise<AccessibleWorkspace[]>;
+	/** read / write / deny ACLs of these roles that are set on nodes (not on workspace roots). */
+	nodeAcls(roles: string[]): Promise<ACL[]>;
+	/** Uuid of the node at a datasource path, if indexed. */
+	uuidAt(ds: string, path: string): Promise<string | undefined>;
 	resolveVirtual(uuid: string, user: Identity): Promise<{ datasource: string; path: string }>;
 	nodeByUuid(uuid: string): Promise<{ ds: string; path: string } | null>;
 	/** Called once per workspace root when first resolved (personal folders are created on first access). */
@@ -30,12 +36,47 @@ export interface ResolverDeps {
 export class Resolver {
 	private workspaces = new TtlCache<AccessibleWorkspace[]>(5000, 5000);
 	private roots = new TtlCache<{ ds: string; path: string }>(60_000, 20_000);
+	private acls = new TtlCache<ACL[]>(5000, 5000);
 
 	constructor(private readonly deps: ResolverDeps) {}
 
 	clear(): void {
 		this.workspaces.clear();
 		this.roots.clear();
+		this.acls.clear();
+	}
+
+	private async nodeAclsOf(user: Identity): Promise<ACL[]> {
+		const key = user.Roles.join(",");
+		const hit = this.acls.get(key);
+		if (hit) return hit;
+		const generation = this.acls.generation;
+		const list = await this.deps.nodeAcls(user.Roles);
+		this.acls.set(key, list, Infinity, Date.now(), generation);
+		return list;
+	}
+
+	/**
+	 * Rights below a workspace root can be narrowed or widened by ACLs set on a folder or file: the deepest
+	 * node carrying ACLs for the user's roles decides (roles merged in order, deny winning), for everything
+	 * under it. Without such ACLs (the common case) this costs no lookup.
+	 */
+	private async nodeRights(user: Identity, ds: string, rootPath: string, path: string): Promise<{ read: boolean; write: boolean } | undefined> {
+		const acls = await this.nodeAclsOf(user);
+		if (!acls.length) return undefined;
+		const byNode = new Map<string, ACL[]>();
+		for (const a of acls) if (a.NodeID) byNode.set(a.NodeID, [...(byNode.get(a.NodeID) ?? []), a]);
+		for (let p = path; ; p = p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "") {
+			if (p.length < rootPath.length) break;
+			const uuid = await this.deps.uuidAt(ds, p);
+			const here = uuid ? byNode.get(uuid) : undefined;
+			if (here) {
+				const r = rightsFor(here, user.Roles);
+				return { read: r.read && !r.deny, write: r.write && !r.deny };
+			}
+			if (p === "" || p === rootPath) break;
+		}
+		return undefined;
 	}
 
 	async workspacesOf(user: Identity): Promise<AccessibleWorkspace[]> {
@@ -77,7 +118,11 @@ export class Resolver {
 		if (!ws) throw new NotFoundError(`No workspace ${segments[0]}`, "workspace.notfound");
 		const root = await this.rootOf(ws, user);
 		const rel = segments.slice(1).join("/");
-		return { ws, ds: root.ds, rootPath: root.path, path: joinPath(root.path, rel), rel, read: ws.Access.includes("r"), write: ws.Access.includes("w") };
+		const path = joinPath(root.path, rel);
+		const narrowed = rel ? await this.nodeRights(user, root.ds, root.path, path) : undefined;
+		const read = narrowed?.read ?? ws.Access.includes("r");
+		const write = narrowed?.write ?? ws.Access.includes("w");
+		return { ws, ds: root.ds, rootPath: root.path, path, rel, read, write };
 	}
 
 	/** Like resolve, but the caller must be allowed to `need` there. */
