@@ -21,6 +21,8 @@ export interface FindOptions {
 
 /** The store calls a service makes; moleculer-db's adapter, typed. */
 export interface Store<T extends Doc> {
+	/** NeDB returns documents of an `_id` range in id order without sorting; MongoDB needs the sort. */
+	readonly idOrdered: boolean;
 	find(opts?: FindOptions): Promise<T[]>;
 	findOne(query: Record<string, unknown>): Promise<T | null>;
 	get(id: string): Promise<T | null>;
@@ -53,6 +55,7 @@ function clean<T>(doc: unknown): T | null {
 
 export function makeStore<T extends Doc>(adapter: RawAdapter): Store<T> {
 	return {
+		idOrdered: !(adapter as { collection?: unknown }).collection && !!(adapter as { db?: unknown }).db,
 		async find(opts = {}) {
 			return (await adapter.find({ query: opts.query ?? {}, sort: opts.sort, limit: opts.limit, offset: opts.offset })).map((d) => clean<T>(d) as T);
 		},

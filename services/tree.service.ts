@@ -93,9 +93,10 @@ const TreeService: ServiceSchema = {
 					const loc = await this.resolver.require(path, user, "write");
 					if (loc.rel === "") throw new ForbiddenError("A workspace root cannot be created", "node.not.writeable");
 					if (loc.rel.split("/")[0] === RECYCLE_BIN) throw new ForbiddenError("The recycle bin is managed by the server", "node.not.writeable");
+					// Folders announce themselves (with their missing parents) through the operations' hook.
 					const doc =
 						n.Type === "LEAF" ? await this.ops.createEmptyFile(loc.ds, loc.path) : await this.ops.mkdir(loc.ds, loc.path, ctx.params.Recursive ?? false);
-					this.changed(ctx, "create", doc);
+					if (doc.type === "LEAF") this.changed(ctx, "create", doc);
 					out.push(presentNode(doc, loc));
 				}
 				return { Children: out };
@@ -277,7 +278,7 @@ const TreeService: ServiceSchema = {
 			params: { after: { type: "string", optional: true }, limit: { type: "number", integer: true, min: 1, max: 10_000 } },
 			async handler(ctx: Context<{ after?: string; limit: number }>) {
 				const docs: NodeDoc[] = await this.ops.index.scan(ctx.params.after, ctx.params.limit);
-				return docs.map((d) => ({ Uuid: d._id, ds: d.ds, path: d.path, name: d.name, type: d.type, size: d.size, mtime: d.mtime, etag: d.etag, meta: d.meta }));
+				return docs.map((d) => ({ Uuid: d._id, ds: d.ds, path: d.path, name: d.name, type: d.type, size: d.size, mtime: d.mtime, etag: d.etag, key: d.key, meta: d.meta }));
 			},
 		},
 
@@ -370,8 +371,11 @@ const TreeService: ServiceSchema = {
 	methods: {
 		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */
 		changed(ctx: Context, type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
-			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, meta: doc.meta };
-			ctx.broadcast("tree.changed", from ? { type, node, from } : { type, node });
+			this.broadcastChange(type, doc, from);
+		},
+		broadcastChange(type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
+			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, key: doc.key, meta: doc.meta };
+			this.broker.broadcast("tree.changed", from ? { type, node, from } : { type, node });
 		},
 		adminNode(d: NodeDoc): TreeNode {
 			return { Uuid: d._id, Path: d.path === "" ? d.ds : `${d.ds}/${d.path}`, Type: d.type, Size: d.size, MTime: d.mtime, Etag: d.etag, MetaStore: { ...d.meta, name: JSON.stringify(d.name) } };
@@ -397,6 +401,9 @@ const TreeService: ServiceSchema = {
 					{ ds, uuid: previous._id, path: previous.path, key: previous.key, size: previous.size, etag: previous.etag ?? "", mtime: previous.mtime, owner: owner ?? "", reason },
 					{ timeout: 30 * 60_000 },
 				);
+			},
+			(created) => {
+				for (const d of created) this.broadcastChange("create", d);
 			},
 		);
 		this.resolver = new Resolver({

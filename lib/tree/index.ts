@@ -229,7 +229,9 @@ export class TreeIndex {
 
 	/** Every committed node, in uuid order, a page at a time (for rebuilding derived indexes). */
 	async scan(after: string | undefined, limit: number): Promise<NodeDoc[]> {
-		return this.store.find({ query: after ? { _id: { $gt: after }, pending: { $exists: false } } : { pending: { $exists: false } }, sort: ["_id"], limit });
+		// Sorting the rest of a large index on every page would make a full scan quadratic.
+		const sort = this.store.idOrdered ? undefined : ["_id"];
+		return this.store.find({ query: { _id: { $gt: after ?? "" }, pending: { $exists: false } }, sort, limit });
 	}
 
 	async setKey(uuid: string, key: string): Promise<void> {

@@ -24,6 +24,8 @@ export class TreeOperations {
 		private readonly datasource: (name: string) => Promise<DatasourceHandle>,
 		/** Called before content is replaced or deleted for good, while it is still readable (versioning keeps it). */
 		private readonly beforeLoss: (ds: string, previous: NodeDoc, reason: "overwrite" | "delete", owner?: string) => Promise<void> = async () => undefined,
+		/** Told about every folder created, explicitly or as a missing parent (derived indexes follow). */
+		private readonly foldersCreated: (created: NodeDoc[]) => void = () => undefined,
 	) {}
 
 	keyFor(ds: DatasourceHandle, uuid: string, path: string): string {
@@ -34,6 +36,7 @@ export class TreeOperations {
 		const ds = await this.datasource(dsName);
 		const { node, created } = await this.index.mkdir(dsName, path, recursive);
 		if (!ds.flat) for (const c of created) await ds.store.mkdir(c.path);
+		if (created.length) this.foldersCreated(created);
 		return node;
 	}
 

@@ -22,6 +22,7 @@ function memoryStore(): TokenStore & { docs: Doc[] } {
 	const copy = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 	return {
 		docs,
+		idOrdered: false,
 		async find(o = {}) {
 			return docs.filter((d) => match(d, o.query ?? {})).map(copy);
 		},
