@@ -7,7 +7,6 @@
  * `datasources.changed` (drops its caches).
  */
 import type { Context, ServiceSchema } from "moleculer";
-import { randomUUID } from "node:crypto";
 import { DbMixin, type Store } from "../mixins/db.mixin";
 import { BadRequestError, ForbiddenError, NotFoundError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
@@ -16,13 +15,14 @@ import { TreeIndex } from "../lib/tree/index";
 import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
 import { presentNode } from "../lib/tree/present";
-import { joinPath, parentOf, splitPath } from "../lib/tree/paths";
+import { parentOf, splitPath } from "../lib/tree/paths";
 import { RECYCLE_BIN, rootUuid, type NodeDoc, type TreeNode } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { DataStoresMixin } from "../mixins/datastores.mixin";
 import { listWorkspaceObjects } from "../lib/tree/objects";
 import { TreeReader, type BulkParams } from "../lib/tree/listing";
 import { convertToFlat } from "../lib/tree/convert";
+import { deleteNodes, restoreNodes, type RecycleDeps } from "../lib/tree/recycle";
 
 interface NodeIn {
 	Path?: string;
@@ -106,54 +106,14 @@ const TreeService: ServiceSchema = {
 			rest: "POST /tree/delete",
 			params: { Nodes: nodeList, Recursive: { type: "boolean", optional: true }, RemovePermanently: { type: "boolean", optional: true } },
 			async handler(ctx: Context<{ Nodes: NodeIn[]; Recursive?: boolean; RemovePermanently?: boolean }, Meta>) {
-				const user = requireUser(ctx);
-				const jobs = [];
-				for (const n of ctx.params.Nodes) {
-					if (!n.Path) throw new BadRequestError("Every node needs a Path");
-					const loc = await this.resolver.require(n.Path, user, "write");
-					if (loc.rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
-					const doc = await this.ops.index.get(loc.ds, loc.path);
-					if (!doc) throw new NotFoundError(`${n.Path} not found`, "node.notfound");
-					const inBin = loc.rel === RECYCLE_BIN || loc.rel.startsWith(`${RECYCLE_BIN}/`);
-					if (ctx.params.RemovePermanently || inBin) {
-						await this.ops.removePermanently(loc.ds, loc.path, user.Uuid);
-						this.changed(ctx, "delete", doc);
-						jobs.push({ Uuid: randomUUID(), Label: `Deleted ${n.Path}`, NodeUuid: doc._id });
-					} else {
-						const moved = await this.ops.recycle(loc.ds, loc.rootPath, loc.path, joinPath(loc.ws.Slug, loc.rel));
-						this.changed(ctx, "move", moved, { ds: loc.ds, path: loc.path });
-						jobs.push({ Uuid: randomUUID(), Label: `Moved ${n.Path} to the recycle bin`, NodeUuid: doc._id });
-					}
-				}
-				return { DeleteJobs: jobs };
+				return { DeleteJobs: await deleteNodes(this.recycleDeps(), requireUser(ctx), this.pathsOf(ctx.params.Nodes), !!ctx.params.RemovePermanently) };
 			},
 		},
 		restore: {
 			rest: "POST /tree/restore",
 			params: { Nodes: nodeList },
 			async handler(ctx: Context<{ Nodes: NodeIn[] }, Meta>) {
-				const user = requireUser(ctx);
-				const jobs = [];
-				const targets = new Set<string>();
-				for (const n of ctx.params.Nodes) {
-					if (!n.Path) throw new BadRequestError("Every node needs a Path");
-					const loc = await this.resolver.require(n.Path, user, "write");
-					const doc = await this.ops.index.get(loc.ds, loc.path);
-					if (!doc) throw new NotFoundError(`${n.Path} not found`, "node.notfound");
-					const raw = doc.meta.recycle_restore;
-					if (!raw) throw new BadRequestError(`${n.Path} is not in a recycle bin`);
-					const original = JSON.parse(raw) as string;
-					if (targets.has(original)) throw new BadRequestError(`Two nodes would be restored to ${original}`);
-					targets.add(original);
-					const dest = await this.resolver.require(original, user, "write");
-					await this.ops.mkdir(dest.ds, parentOf(dest.path), true);
-					const target = await this.ops.freeName(dest.ds, dest.path);
-					const moved = await this.ops.move(loc.ds, loc.path, dest.ds, target);
-					await this.ops.index.setMeta(moved._id, { recycle_restore: undefined });
-					this.changed(ctx, "move", moved, { ds: loc.ds, path: loc.path });
-					jobs.push({ Uuid: randomUUID(), Label: `Restored ${original}`, NodeUuid: doc._id });
-				}
-				return { RestoreJobs: jobs };
+				return { RestoreJobs: await restoreNodes(this.recycleDeps(), requireUser(ctx), this.pathsOf(ctx.params.Nodes)) };
 			},
 		},
 		adminList: {
@@ -372,6 +332,15 @@ const TreeService: ServiceSchema = {
 		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */
 		changed(ctx: Context, type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
 			this.broadcastChange(type, doc, from);
+		},
+		recycleDeps(): RecycleDeps {
+			return { ops: this.ops, resolver: this.resolver, changed: (type, doc, from) => this.broadcastChange(type, doc, from) };
+		},
+		pathsOf(nodes: NodeIn[]): string[] {
+			return nodes.map((n) => {
+				if (!n.Path) throw new BadRequestError("Every node needs a Path");
+				return n.Path;
+			});
 		},
 		broadcastChange(type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
 			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, key: doc.key, meta: doc.meta };
