@@ -1,10 +1,12 @@
 // The same file scenario, as a user would run it, on every kind of datasource: LOCAL and S3 (s3rver), flat and
-// structured. Bytes go through /io with the AWS SDK; listing, moves, copies, recycle bin through the REST API.
+// structured, clear and encrypted. Bytes go through /io with the AWS SDK; listing, moves, copies, recycle bin,
+// zip jobs, search and versions through the REST API.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { S3Client, PutObjectCommand, GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
+import { S3Client, PutObjectCommand, GetObjectCommand, ListObjectsV2Command, CopyObjectCommand } from "@aws-sdk/client-s3";
+import { bufferSource, openZip } from "../../lib/jobs/zip";
 import { startNode, type TestNode } from "../helpers/node";
 import { startS3rver, type TestS3 } from "../helpers/s3rver";
 
@@ -32,7 +34,7 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 		admin = await node.login("admin", node.adminPassword);
 		assert.equal((await node.api("POST", "/a/config/encryption/create", { KeyID: "matrix-key", Label: "Matrix" }, admin)).status, 200);
 		for (const k of kinds) {
-			const body: Record<string, unknown> = { ...k.body };
+			const body: Record<string, unknown> = { ...k.body, VersioningPolicyName: "default-policy" };
 			if (k.s3) {
 				await s3server.createBucket(k.body.ObjectsBucket as string);
 				Object.assign(body, { ApiKey: s3server.accessKeyId, ApiSecret: s3server.secretAccessKey, StorageConfiguration: { customEndpoint: s3server.endpoint } });
@@ -100,6 +102,32 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 				assert.equal(await back.Body!.transformToString(), "bravo");
 			});
 
+			it("zips a folder with a job and the archive downloads whole", async () => {
+				const r = await node.api("PUT", "/a/jobs/user/compress", { JobName: "compress", JsonParameters: JSON.stringify({ nodes: [`${ws}/moved`], archiveName: `${ws}/moved.zip`, format: "zip" }) }, admin);
+				assert.equal(r.status, 200, r.text);
+				let task: { Status?: string; StatusMessage?: string } = {};
+				for (let i = 0; i < 200 && !["Finished", "Error", "Interrupted"].includes(task.Status ?? ""); i++) {
+					await new Promise((res) => setTimeout(res, 50));
+					task = (await node.api("POST", "/a/jobs/user", { JobIDs: [r.body.JobUuid] }, admin)).body.Jobs?.[0]?.Tasks?.[0] ?? {};
+				}
+				assert.equal(task.Status, "Finished", task.StatusMessage);
+				const zip = Buffer.from(await (await io.send(new GetObjectCommand({ Bucket: "io", Key: `${ws}/moved.zip` }))).Body!.transformToByteArray());
+				const names: string[] = [];
+				const src = bufferSource(zip);
+				for await (const e of (await openZip(src)).entries()) if (!e.dir) names.push(e.name);
+				assert.deepEqual(names.sort(), ["moved/b.txt", "moved/deep/c.txt"]);
+			});
+
+			it("finds files with search, in user paths", async () => {
+				let found: string[] = [];
+				for (let i = 0; i < 100 && !found.length; i++) {
+					const r = await node.api("POST", "/a/search/nodes", { Query: { FileName: "c.txt", PathPrefix: [ws] } }, admin);
+					found = (r.body.Results ?? []).map((n: { Path: string }) => n.Path).sort();
+					if (!found.length) await new Promise((res) => setTimeout(res, 50));
+				}
+				assert.deepEqual(found, [`${ws}/copied/deep/c.txt`, `${ws}/moved/deep/c.txt`]);
+			});
+
 			it("overwrites a file: one complete version, the new one", async () => {
 				const key = `${ws}/docs/a.txt`;
 				await Promise.all(["one".repeat(1000), "two".repeat(2000), "three".repeat(500)].map((b) => io.send(new PutObjectCommand({ Bucket: "io", Key: key, Body: b }))));
@@ -109,6 +137,19 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 				const s = await stat(key);
 				assert.equal(s.body.Node.Etag, md5(text));
 				assert.equal(s.body.Node.Size, String(text.length));
+			});
+
+			it("lists the previous contents as versions and restores one", async () => {
+				const key = `${ws}/docs/versioned.txt`;
+				for (const b of ["v1", "v2", "v3"]) await io.send(new PutObjectCommand({ Bucket: "io", Key: key, Body: b }));
+				const list = await node.api("POST", "/a/tree/stats", { NodePaths: [key], Versions: true }, admin);
+				assert.equal(list.status, 200, list.text);
+				const ids = (list.body.Nodes ?? []).map((n: { MetaStore: Record<string, string> }) => JSON.parse(n.MetaStore.versionId) as string);
+				assert.equal(ids.length, 2);
+				const oldest = ids[ids.length - 1];
+				assert.equal(await (await io.send(new GetObjectCommand({ Bucket: "io", Key: key, VersionId: oldest }))).Body!.transformToString(), "v1");
+				await io.send(new CopyObjectCommand({ Bucket: "io", Key: key, CopySource: `io/${key}?versionId=${oldest}` }));
+				assert.equal(await (await io.send(new GetObjectCommand({ Bucket: "io", Key: key }))).Body!.transformToString(), "v1");
 			});
 		});
 	}
