@@ -60,16 +60,8 @@ const TreeService: ServiceSchema = {
 			},
 		},
 		stats: {
-			rest: "POST /tree/stats",
-			httpCache: true,
-			retryPolicy: { enabled: true },
-			params: bulkParams,
-			async handler(ctx: Context<BulkParams, Meta>) {
-				return this.reader.bulk(requireUser(ctx), ctx.params);
-			},
-		},
-		bulkMeta: {
-			rest: "POST /meta/bulk/get",
+			// Cells serves both routes with the same handler: the listing of the web UI and of cells-client.
+			rest: ["POST /tree/stats", "POST /meta/bulk/get"],
 			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: bulkParams,

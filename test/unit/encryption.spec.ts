@@ -18,6 +18,7 @@ import { RangeNotSatisfiableError, type ObjectStore } from "../../lib/storage/ty
 import { checkKeyId, exportKey, importKey, seal, unseal } from "../../lib/encryption/keys";
 import { KeyMaterialCache } from "../../lib/encryption/material";
 import { startS3rver, type TestS3 } from "../helpers/s3rver";
+import { generated } from "../helpers/streams";
 
 const MiB = 1024 * 1024;
 const B = DEFAULT_BLOCK_SIZE;
@@ -41,27 +42,6 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
 }
 
 /** `total` pseudo-random bytes generated on the fly; md5 of what was produced in `.md5()`. */
-function generated(total: number): { stream: Readable; md5(): string } {
-	const hash = createHash("md5");
-	let produced = 0;
-	let seed = 42;
-	const stream = new Readable({
-		read() {
-			if (produced >= total) return void this.push(null);
-			const n = Math.min(256 * 1024, total - produced);
-			const chunk = Buffer.allocUnsafe(n);
-			for (let i = 0; i < n; i += 4) {
-				seed = (seed * 1103515245 + 12345) >>> 0;
-				chunk.writeUInt32LE(seed, i);
-			}
-			produced += n;
-			hash.update(chunk);
-			this.push(chunk);
-		},
-	});
-	return { stream, md5: () => hash.digest("hex") };
-}
-
 /** A LocalStore that records the ranges asked to it. */
 class SpyStore extends LocalStore {
 	gets: ({ start: number; end: number } | undefined)[] = [];

@@ -13,6 +13,7 @@ import { S3Store, createBucket, listBuckets } from "../../lib/storage/s3";
 import { openStore, s3ConfigFromDataSource } from "../../lib/storage";
 import { RangeNotSatisfiableError, type ObjectInfo, type ObjectStore } from "../../lib/storage/types";
 import { startS3rver, type TestS3 } from "../helpers/s3rver";
+import { generated } from "../helpers/streams";
 
 const MiB = 1024 * 1024;
 
@@ -34,27 +35,6 @@ function bufStream(buf: Buffer, chunk = 64 * 1024, slow = false): Readable {
 }
 
 /** `total` pseudo-random bytes generated on the fly (never held in memory); md5 of what was produced in `.md5()`. */
-function generated(total: number): { stream: Readable; md5(): string } {
-	const hash = createHash("md5");
-	let produced = 0;
-	let seed = 12345;
-	const stream = new Readable({
-		read() {
-			if (produced >= total) return void this.push(null);
-			const n = Math.min(256 * 1024, total - produced);
-			const chunk = Buffer.allocUnsafe(n);
-			for (let i = 0; i < n; i += 4) {
-				seed = (seed * 1103515245 + 12345) >>> 0;
-				chunk.writeUInt32LE(seed, i);
-			}
-			produced += n;
-			hash.update(chunk);
-			this.push(chunk);
-		},
-	});
-	return { stream, md5: () => hash.digest("hex") };
-}
-
 /** Emits `before` bytes, then fails like a client that went away (destroyed with an error, or without one). */
 function failingStream(before: number, withError = true): Readable {
 	let sent = 0;
