@@ -383,8 +383,18 @@ const TreeService: ServiceSchema = {
 			},
 		});
 		this.reader = new TreeReader(index, this.resolver, async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? this.broker.call("versions.list", { uuid }) : []));
-		// Writes interrupted by a crash: their reservations are rolled back (the content, if any, is unreferenced).
+		// Writes interrupted by a crash: their reservations are rolled back, their staged content swept (daily age).
 		for (const d of await index.pendingOlderThan(0)) await index.abandon(d._id);
+		const sweep = async () => {
+			const list = await this.broker.call<{ Name: string }[], Record<string, never>>("datasources.list", {}).catch(() => [] as { Name: string }[]);
+			for (const d of list) await this.ops.sweepStaging(d.Name, 24 * 3600_000).catch((e: Error) => this.logger.warn(`Sweeping ${d.Name}: ${e.message}`));
+		};
+		this.sweeper = setInterval(() => void sweep(), 3600_000);
+		this.sweeper.unref?.();
+		void sweep();
+	},
+	stopped() {
+		clearInterval(this.sweeper);
 	},
 };
 

@@ -219,6 +219,27 @@ export class TreeOperations {
 		return this.index.setMeta(moved._id, { recycle_restore: JSON.stringify(restoreTo) });
 	}
 
+	/**
+	 * Removes what interrupted writes left in a datasource's storage: staged structured uploads and the store's
+	 * own temp files and multipart parts, once older than `maxAgeMs` (uploads still running are younger).
+	 */
+	async sweepStaging(dsName: string, maxAgeMs: number): Promise<number> {
+		const ds = await this.datasource(dsName);
+		let removed = 0;
+		const limit = Date.now() - maxAgeMs;
+		if (!ds.flat) {
+			for await (const o of ds.store.list(`${STAGING}/`)) {
+				if (o.mtime < limit) {
+					await ds.store.delete(o.key).catch(() => undefined);
+					removed++;
+				}
+			}
+		}
+		const own = ds.store as { cleanupStaging?: (ms: number) => Promise<{ removed: number }> };
+		if (own.cleanupStaging) removed += (await own.cleanupStaging(maxAgeMs)).removed;
+		return removed;
+	}
+
 	/** A free name next to `path` ("a.txt" -> "a-1.txt") when it is taken. */
 	async freeName(dsName: string, path: string): Promise<string> {
 		if (!(await this.index.get(dsName, path))) return path;
