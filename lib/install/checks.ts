@@ -99,7 +99,8 @@ export async function performCheck(rawName: string, cfg: CellarConfig, probe: Mo
 		case "LICENSE":
 			return result(name, true, { license: "AGPL-3.0-or-later", message: "Cellar is free software: no license key is needed" });
 		case "S3_KEYS":
-			throw new BadRequestError("S3 datasources are not supported yet: Cellar stores files on the local disk under DATA_DIR (dsType LOCAL)");
+			// Probing an address given by an anonymous installer would let anyone make the server connect anywhere.
+			throw new BadRequestError("S3 keys are checked when an S3 datasource is created: POST /a/config/datasource/{Name} (administrators) verifies the bucket with them");
 		default:
 			throw new BadRequestError(`Unknown check "${rawName.slice(0, 64)}": supported checks are ${CHECK_NAMES.join(", ")}`);
 	}
