@@ -200,7 +200,7 @@ describe("install service", () => {
 		const db = await broker.call<{ Result: { Success: boolean; JsonResult: string } }, object>("install.check", { Name: "DB" }, { meta: { user: admin } });
 		assert.equal(db.Result.Success, true);
 		assert.equal(JSON.parse(db.Result.JsonResult).type, "embedded");
-		await assert.rejects(broker.call("install.check", { Name: "S3_KEYS" }, { meta: { user: admin } }), (e: { code: number; message: string }) => e.code === 400 && /not supported/.test(e.message));
+		await assert.rejects(broker.call("install.check", { Name: "S3_KEYS" }, { meta: { user: admin } }), (e: { code: number; message: string }) => e.code === 400 && /checked when an S3 datasource is created/.test(e.message));
 		await assert.rejects(broker.call("install.check", { Name: "PHP" }, { meta: { user: admin } }), (e: { code: number; message: string }) => e.code === 400 && /DATA_DIR/.test(e.message));
 
 		const agreement = await broker.call<{ Text: string }, object>("install.agreement", {});
