@@ -7,7 +7,8 @@
 import { existsSync, readdirSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 
-const SUFFIX = ".service.ts";
+// Compiled (dist/, npm start) the services are .js files; run from sources (tsx) they are .ts files.
+const SUFFIX = __filename.endsWith(".js") ? ".service.js" : ".service.ts";
 
 export function availableServices(dir: string): string[] {
 	return readdirSync(dir)

@@ -389,9 +389,10 @@ const TreeService: ServiceSchema = {
 			const list = await this.broker.call<{ Name: string }[], Record<string, never>>("datasources.list", {}).catch(() => [] as { Name: string }[]);
 			for (const d of list) await this.ops.sweepStaging(d.Name, 24 * 3600_000).catch((e: Error) => this.logger.warn(`Sweeping ${d.Name}: ${e.message}`));
 		};
+		// First sweep once the node has settled (the datasources service may start after this one).
 		this.sweeper = setInterval(() => void sweep(), 3600_000);
 		this.sweeper.unref?.();
-		void sweep();
+		setTimeout(() => void sweep(), 60_000).unref?.();
 	},
 	stopped() {
 		clearInterval(this.sweeper);

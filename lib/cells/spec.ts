@@ -2,6 +2,7 @@
 // field names, int64-as-string and enum names follow the spec without a hand-written table per route.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { PROJECT_ROOT } from "../paths";
 
 export interface Schema {
 	$ref?: string;
@@ -40,7 +41,7 @@ interface SwaggerOp {
 function load(): Map<string, Operation> {
 	const ops = new Map<string, Operation>();
 	for (const name of DOCS) {
-		const doc = JSON.parse(readFileSync(join(__dirname, "spec", name), "utf8")) as {
+		const doc = JSON.parse(readFileSync(join(PROJECT_ROOT, "lib", "cells", "spec", name), "utf8")) as {
 			paths: Record<string, Record<string, SwaggerOp>>;
 			definitions: Record<string, Schema>;
 		};

@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { PROJECT_ROOT } from "../paths";
 
 export interface PackageInfo {
 	name: string;
@@ -15,7 +16,7 @@ let cached: PackageInfo | undefined;
 
 export function packageInfo(): PackageInfo {
 	if (cached) return cached;
-	const file = join(__dirname, "..", "..", "package.json");
+	const file = join(PROJECT_ROOT, "package.json");
 	const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string; license?: string };
 	cached = {
 		name: pkg.name ?? "cellar",

@@ -2,6 +2,7 @@
 // installation wins; otherwise the AGPL-3.0 notice below, which is what the licence asks every copy to carry.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { PROJECT_ROOT } from "../paths";
 
 export const AGPL_NOTICE = `Cellar - a self-hosted file-sharing server compatible with Pydio Cells' REST API.
 Copyright (C) the Cellar contributors.
@@ -22,7 +23,7 @@ your modified version over a network, you must offer those users the Correspondi
 version, for example through a download link.
 `;
 
-export function agreementText(root = join(__dirname, "..", "..")): string {
+export function agreementText(root = PROJECT_ROOT): string {
 	for (const name of ["LICENSE", "LICENSE.md", "LICENSE.txt", "COPYING"]) {
 		const file = join(root, name);
 		if (existsSync(file)) {

@@ -92,7 +92,7 @@ export class LocalStore implements ObjectStore {
 	/** Writes a new temp file in the staging area through `write` (fsynced before close); removes it on any failure. */
 	private async writeTemp(write: (ws: WriteStream) => Promise<void>, dir = this.tmpDir): Promise<string> {
 		const tmp = join(dir, `${randomUUID()}.tmp`);
-		const ws = createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true, highWaterMark: 1 << 22 });
+		const ws = createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true, highWaterMark: 1 << 20 });
 		try {
 			await write(ws);
 			if (!ws.closed) await new Promise<void>((done, fail) => ws.once("close", done).once("error", fail));
