@@ -14,7 +14,7 @@ import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { TreeIndex } from "../lib/tree/index";
 import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
-import { presentNode } from "../lib/tree/present";
+import { presentAdminNode, presentNode } from "../lib/tree/present";
 import { parentOf, splitPath } from "../lib/tree/paths";
 import { RECYCLE_BIN, rootUuid, type NodeDoc, type TreeNode } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
@@ -129,7 +129,7 @@ const TreeService: ServiceSchema = {
 				if (!parent) throw new NotFoundError(`${segs.join("/")} not found`, "node.notfound");
 				const type = ctx.params.FilterType === "LEAF" || ctx.params.FilterType === "COLLECTION" ? ctx.params.FilterType : undefined;
 				const { nodes } = await this.ops.index.children(ds, parent.path, { offset: ctx.params.Offset, limit: ctx.params.Limit, type, includeHidden: true });
-				return { Parent: this.adminNode(parent), Children: nodes.map((d: NodeDoc) => this.adminNode(d)) };
+				return { Parent: presentAdminNode(parent), Children: nodes.map(presentAdminNode) };
 			},
 		},
 		adminStat: {
@@ -141,7 +141,7 @@ const TreeService: ServiceSchema = {
 				if (!ds) throw new BadRequestError("Node.Path must start with a datasource name");
 				const doc = await this.ops.index.get(ds, rest.join("/"));
 				if (!doc) throw new NotFoundError(`${ctx.params.Node.Path} not found`, "node.notfound");
-				return { Success: true, Node: this.adminNode(doc) };
+				return { Success: true, Node: presentAdminNode(doc) };
 			},
 		},
 
@@ -210,6 +210,13 @@ const TreeService: ServiceSchema = {
 				for (const d of r.updated) this.changed(ctx, "content", d);
 				for (const d of r.removed) if (d.type === "LEAF") this.changed(ctx, "delete", d);
 				return { Added: r.added.length, Updated: r.updated.length, Removed: r.removed.length };
+			},
+		},
+		sweep: {
+			params: { maxAgeMs: { type: "number", min: 0 } },
+			async handler(ctx: Context<{ maxAgeMs: number }, Meta>) {
+				requireAdmin(ctx);
+				return { Removed: await this.sweepAll(ctx.params.maxAgeMs) };
 			},
 		},
 		roots: {
@@ -325,6 +332,12 @@ const TreeService: ServiceSchema = {
 		changed(ctx: Context, type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
 			this.broadcastChange(type, doc, from);
 		},
+		async sweepAll(maxAgeMs: number): Promise<number> {
+			const list = await this.broker.call<{ Name: string }[], Record<string, never>>("datasources.list", {}).catch(() => [] as { Name: string }[]);
+			let removed = 0;
+			for (const d of list) removed += await this.ops.sweepStaging(d.Name, maxAgeMs).catch((e: Error) => (this.logger.warn(`Sweeping ${d.Name}: ${e.message}`), 0));
+			return removed;
+		},
 		recycleDeps(): RecycleDeps {
 			return { ops: this.ops, resolver: this.resolver, changed: (type, doc, from) => this.broadcastChange(type, doc, from) };
 		},
@@ -337,9 +350,6 @@ const TreeService: ServiceSchema = {
 		broadcastChange(type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
 			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, key: doc.key, meta: doc.meta };
 			this.broker.broadcast("tree.changed", from ? { type, node, from } : { type, node });
-		},
-		adminNode(d: NodeDoc): TreeNode {
-			return { Uuid: d._id, Path: d.path === "" ? d.ds : `${d.ds}/${d.path}`, Type: d.type, Size: d.size, MTime: d.mtime, Etag: d.etag, MetaStore: { ...d.meta, name: JSON.stringify(d.name) } };
 		},
 		async datasource(name: string): Promise<DatasourceHandle> {
 			const h = await this.dataStore(name);
@@ -385,10 +395,7 @@ const TreeService: ServiceSchema = {
 		this.reader = new TreeReader(index, this.resolver, async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? this.broker.call("versions.list", { uuid }) : []));
 		// Writes interrupted by a crash: their reservations are rolled back, their staged content swept (daily age).
 		for (const d of await index.pendingOlderThan(0)) await index.abandon(d._id);
-		const sweep = async () => {
-			const list = await this.broker.call<{ Name: string }[], Record<string, never>>("datasources.list", {}).catch(() => [] as { Name: string }[]);
-			for (const d of list) await this.ops.sweepStaging(d.Name, 24 * 3600_000).catch((e: Error) => this.logger.warn(`Sweeping ${d.Name}: ${e.message}`));
-		};
+		const sweep = () => this.sweepAll(24 * 3600_000);
 		// First sweep once the node has settled (the datasources service may start after this one).
 		this.sweeper = setInterval(() => void sweep(), 3600_000);
 		this.sweeper.unref?.();

@@ -34,6 +34,11 @@ export function workspaceMeta(ws: AccessibleWorkspace): Record<string, string> {
 	};
 }
 
+/** A node in datasource paths (`<datasource>/<path>`), as the admin tree shows it. */
+export function presentAdminNode(d: NodeDoc): TreeNode {
+	return { Uuid: d._id, Path: d.path === "" ? d.ds : `${d.ds}/${d.path}`, Type: d.type, Size: d.size, MTime: d.mtime, Etag: d.etag, MetaStore: { ...d.meta, name: j(d.name) } };
+}
+
 /** A workspace as a node of the root listing (`["", "/*"]`). */
 export function presentWorkspace(ws: AccessibleWorkspace, rootUuid: string): TreeNode {
 	return { Uuid: rootUuid, Path: ws.Slug, Type: "COLLECTION", MetaStore: { name: j(ws.Slug), ws_root: "true", ...workspaceMeta(ws) } };
