@@ -116,10 +116,14 @@ describe("cluster over Redis (separate processes)", function () {
 		procs.push(startProc("id1", ["users", "roles", "acl", "workspaces", "policy", "tokens", "install", "auth", "frontend"], { ...common, DATA_DIR: dir() }));
 		procs.push(startProc("id2", ["auth", "frontend"], { ...common, DATA_DIR: dir() }));
 		await until(
-			"the admin to log in through the gateway",
+			"the admin to log in and the user routes to be published through the gateway",
 			async () => {
+				// The gateway publishes a route once the node holding its service has announced itself: a login
+				// can work (auth and users known) a moment before the users' REST aliases are regenerated.
 				const r = await timed(`${base}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password } }) });
-				return r.status === 200;
+				if (r.status !== 200) return false;
+				const me = await timed(`${base}/a/user/admin?ready=1`, { headers: { Authorization: `Bearer ${r.body.JWT}` } });
+				return me.status === 200;
 			},
 			60_000,
 		).catch((e) => {
