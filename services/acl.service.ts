@@ -12,6 +12,7 @@ import { BadRequestError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
 import { aclKey, checkId, filterQuery, searchQuery, toACL, validateACL, type ACL, type ACLDoc, type ACLSingleQuery } from "../lib/acl/model";
+import { searchParams } from "../lib/cells/params";
 
 interface SearchParams {
 	Queries?: ACLSingleQuery[];
@@ -65,14 +66,7 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 			rest: "POST /acl",
 			httpCache: true,
 			retryPolicy: { enabled: true },
-			params: {
-				Queries: { type: "array", optional: true, items: "object", max: 1000 },
-				Offset: { type: "number", optional: true, integer: true, min: 0 },
-				Limit: { type: "number", optional: true, integer: true, min: 0 },
-				Operation: { type: "enum", optional: true, values: ["OR", "AND"] },
-				GroupBy: { type: "number", optional: true, integer: true },
-				CountOnly: { type: "boolean", optional: true },
-			},
+			params: searchParams,
 			async handler(this: AclThis, ctx: Context<SearchParams, Meta>) {
 				requireAdmin(ctx);
 				const query = searchQuery(ctx.params.Queries, ctx.params.Operation);

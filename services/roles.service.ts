@@ -10,6 +10,7 @@ import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
 import { hasPolicy, requireUser, defaultPolicies, type ResourcePolicy } from "../lib/identity/resource-policy";
 import { checkIdentifier, wildcard } from "../lib/identity/validate";
 import type { Role } from "../lib/identity/roles";
+import { searchParams } from "../lib/cells/params";
 
 type RoleDoc = Role & Doc;
 
@@ -68,14 +69,7 @@ const RolesService: ServiceSchema = {
 			rest: "POST /role",
 			httpCache: true,
 			retryPolicy: { enabled: true },
-			params: {
-				Queries: { type: "array", optional: true, items: "object" },
-				ResourcePolicyQuery: { type: "object", optional: true },
-				Offset: { type: "number", optional: true, integer: true, min: 0 },
-				Limit: { type: "number", optional: true, integer: true, min: 0 },
-				GroupBy: { type: "number", optional: true },
-				Operation: { type: "enum", optional: true, values: ["OR", "AND"] },
-			},
+			params: searchParams,
 			async handler(ctx: Context<{ Queries?: RoleQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND" }, Meta>) {
 				const user = requireUser(ctx);
 				const all = (await this.allRoles()).filter((r: Role) => hasPolicy(r.Policies, user, "READ"));

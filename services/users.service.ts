@@ -14,6 +14,7 @@ import { hashPassword, verifyPassword, generatePassword } from "../lib/auth/pass
 import { loadConfig } from "../lib/config";
 import { isLocked, locksOf, matchesQuery, profileOf, publicUser, fullPathOf, PRIVATE_ATTRIBUTE, type UserDoc, type UserQuery } from "../lib/identity/users";
 import type { Role } from "../lib/identity/roles";
+import { searchParams } from "../lib/cells/params";
 
 const userBody = {
 	Login: { type: "string", max: 255 },
@@ -41,15 +42,7 @@ const UsersService: ServiceSchema = {
 			rest: "POST /user",
 			httpCache: true,
 			retryPolicy: { enabled: true },
-			params: {
-				Queries: { type: "array", optional: true, items: "object" },
-				ResourcePolicyQuery: { type: "object", optional: true },
-				Offset: { type: "number", optional: true, integer: true, min: 0 },
-				Limit: { type: "number", optional: true, integer: true, min: 0 },
-				GroupBy: { type: "number", optional: true },
-				Operation: { type: "enum", optional: true, values: ["OR", "AND"] },
-				CountOnly: { type: "boolean", optional: true },
-			},
+			params: searchParams,
 			async handler(ctx: Context<{ Queries?: UserQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND"; CountOnly?: boolean }, Meta>) {
 				const caller = requireUser(ctx);
 				return this.search(caller, ctx.params);

@@ -36,6 +36,7 @@ import {
 	type WorkspaceSingleQuery,
 } from "../lib/workspaces/model";
 import { syncWorkspaceAcls, type AclClient } from "../lib/workspaces/roots";
+import { searchParams } from "../lib/cells/params";
 
 interface SearchParams {
 	Queries?: WorkspaceSingleQuery[];
@@ -92,15 +93,7 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 			rest: "POST /workspace",
 			httpCache: true,
 			retryPolicy: { enabled: true },
-			params: {
-				Queries: { type: "array", optional: true, items: "object", max: 1000 },
-				Offset: { type: "number", optional: true, integer: true, min: 0 },
-				Limit: { type: "number", optional: true, integer: true, min: 0 },
-				Operation: { type: "enum", optional: true, values: ["OR", "AND"] },
-				GroupBy: { type: "number", optional: true, integer: true },
-				CountOnly: { type: "boolean", optional: true },
-				ResourcePolicyQuery: { type: "object", optional: true, props: { Type: { type: "enum", optional: true, values: ["CONTEXT", "ANY", "NONE", "USER"] }, UserId: { type: "string", optional: true } } },
-			},
+			params: searchParams,
 			async handler(this: WsThis, ctx: Context<SearchParams, Meta>) {
 				const user = requireUser(ctx);
 				const admin = isAdmin(user);
