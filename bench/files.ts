@@ -30,7 +30,7 @@ function freePort(): Promise<number> {
 }
 
 function startNode(port: number, dataDir: string): ChildProcess {
-	const child = spawn(process.execPath, ["dist/bin/start.js", "--config", "dist/moleculer.config.js", "dist/services/**/*.service.js"], {
+	const child = spawn(process.execPath, ["--max-semi-space-size=2", "dist/bin/start.js", "--config", "dist/moleculer.config.js", "dist/services/**/*.service.js"], {
 		cwd: ROOT,
 		env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: "warn" },
 		stdio: ["ignore", "pipe", "inherit"],

@@ -67,7 +67,7 @@ async function main() {
 	const dataDir = mkdtempSync(join(tmpdir(), "cellar-bench-"));
 	const port = await freePort();
 	const barePort = await freePort();
-	const node = start(["dist/bin/start.js", "--config", "dist/moleculer.config.js", "dist/services/**/*.service.js"], {
+	const node = start(["--max-semi-space-size=2", "dist/bin/start.js", "--config", "dist/moleculer.config.js", "dist/services/**/*.service.js"], {
 		PORT: String(port),
 		DATA_DIR: dataDir,
 		ADMIN_PASSWORD: PASSWORD,
