@@ -3,7 +3,7 @@
  * impersonation tokens, document tokens and password-reset keys. Secrets are stored as sha256 only.
  * Emits: `token.revoked` (broadcast, {Kind, SessionIds?|TokenIds?, UserUuid?, Reason?}) after any revocation;
  *        `audit.log` {action: "token.impersonate", actor, target, …}.
- * Calls: `users.byLogin` {login}, `users.byEmail` {email}, `users.setPassword` {login, password}, `tree.statNode` {Path}.
+ * Calls: `users.byLogin` {login}, `users.byEmail` {email}, `users.setPassword` {login, password}, `tree.stat` {Node}.
  * Mail: writes `.eml` files to <DATA_DIR>/outbox (lib/mail/outbox).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
@@ -222,7 +222,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 				if (/[\u0000-\u001f\u007f]/.test(ctx.params.Path)) throw new BadRequestError("Path contains control characters");
 				if (!this.broker.registry.hasService("tree", undefined as unknown as string))
 					throw new ServiceUnavailableError("The tree service is not available: document tokens cannot be created");
-				const res = await ctx.call<StatResult, { Path: string }>("tree.statNode", { Path: ctx.params.Path });
+				const res = await ctx.call<StatResult, { Node: string }>("tree.stat", { Node: ctx.params.Path });
 				const node = res?.Node ?? res;
 				if (!node?.Uuid) throw new NotFoundError(`Node ${ctx.params.Path} not found`);
 				const ro = ["true", '"true"', true].includes(node.MetaStore?.node_readonly as string | boolean);

@@ -51,7 +51,7 @@ export class TreeReader {
 	async stat(path: string, user: Identity, extended = true): Promise<TreeNode | null> {
 		const loc: Location | null = await this.resolver.resolve(path, user);
 		if (!loc) return { Uuid: "ROOT", Path: "", Type: "COLLECTION", MetaStore: { name: '""' } };
-		if (!loc.read) throw new ForbiddenError(`You cannot read in ${loc.ws.Slug}`, "node.not.readable");
+		await this.resolver.check(loc, user, "read", path);
 		const doc = await this.index.get(loc.ds, loc.path);
 		if (!doc) return null;
 		return presentNode(doc, loc, extended && doc.type === "COLLECTION" ? await this.countMeta(doc) : {});
@@ -81,7 +81,7 @@ export class TreeReader {
 				for (const ws of list) nodes.push(presentWorkspace(ws, Object.keys(ws.RootNodes ?? {})[0] ?? ws.UUID));
 				continue;
 			}
-			if (!loc.read) throw new ForbiddenError(`You cannot read in ${loc.ws.Slug}`, "node.not.readable");
+			await this.resolver.check(loc, user, "read", path);
 			const folder = await this.index.get(loc.ds, loc.path);
 			if (!folder || folder.type !== "COLLECTION") throw new NotFoundError(`Folder ${path} not found`, "node.notfound");
 			const offset = p.Offset ?? 0;

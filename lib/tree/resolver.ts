@@ -125,13 +125,34 @@ export class Resolver {
 		return { ws, ds: root.ds, rootPath: root.path, path, rel, read, write };
 	}
 
+	/**
+	 * A token scoped to nodes (`node:<uuid>:r|w|rw`, personal or document tokens) reaches only those nodes and
+	 * what is below them, with at most the rights it names.
+	 */
+	private async withinScopes(loc: Location, user: Identity, need: "read" | "write"): Promise<boolean> {
+		const scopes = (user.Scopes ?? []).map((s) => /^node:([^:]+):(r|w|rw)$/.exec(s)).filter((m): m is RegExpExecArray => !!m);
+		if (!scopes.length) return true;
+		for (const [, uuid, mode] of scopes) {
+			if (!mode.includes(need === "read" ? "r" : "w")) continue;
+			const node = await this.deps.nodeByUuid(uuid);
+			if (node && node.ds === loc.ds && (node.path === "" || loc.path === node.path || loc.path.startsWith(`${node.path}/`))) return true;
+		}
+		return false;
+	}
+
 	/** Like resolve, but the caller must be allowed to `need` there. */
 	async require(userPath: string, user: Identity, need: "read" | "write"): Promise<Location> {
 		const loc = await this.resolve(userPath, user);
 		if (!loc) throw new ForbiddenError("The root of all workspaces cannot be modified", "node.not.writeable");
+		await this.check(loc, user, need, userPath);
+		return loc;
+	}
+
+	/** Throws unless the user (and the token's scopes) may `need` at a resolved location. */
+	async check(loc: Location, user: Identity, need: "read" | "write", userPath: string): Promise<void> {
+		if (!(await this.withinScopes(loc, user, need))) throw new ForbiddenError(`This token does not give ${need} access to ${userPath}`, "token.scope");
 		if (need === "read" && !loc.read) throw new ForbiddenError(`You cannot read in ${loc.ws.Slug}`, "node.not.readable");
 		if (need === "write" && !loc.write) throw new ForbiddenError(`You cannot write in ${loc.ws.Slug}`, "node.not.writeable");
-		return loc;
 	}
 
 	/** The user path of a datasource path inside a workspace root (for answers). */
