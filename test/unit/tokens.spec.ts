@@ -364,10 +364,10 @@ describe("tokens service", function () {
 			const tree = broker.createService({
 				name: "tree",
 				actions: {
-					statNode(ctx: Context<{ Path: string }, { user?: Identity }>) {
+					stat(ctx: Context<{ Node: string }, { user?: Identity }>) {
 						seenUser = ctx.meta.user?.Login;
-						if (ctx.params.Path !== "personal-files/a.docx") throw new NotFoundError("Node not found");
-						return { Node: { Uuid: "node-123", Path: ctx.params.Path, MetaStore: {} } };
+						if (ctx.params.Node !== "personal-files/a.docx") throw new NotFoundError("Node not found");
+						return { Node: { Uuid: "node-123", Path: ctx.params.Node, MetaStore: {} } };
 					},
 				},
 			});
