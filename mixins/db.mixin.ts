@@ -48,9 +48,10 @@ interface RawAdapter {
 	removeMany(q: object): Promise<unknown>;
 }
 
+// Both adapters hand back fresh plain objects (NeDB deep-copies, the Mongo driver builds new ones), and our
+// documents hold only JSON values with string ids: no second copy is needed (it cost more than the query).
 function clean<T>(doc: unknown): T | null {
-	if (!doc || typeof doc !== "object") return null;
-	return JSON.parse(JSON.stringify(doc)) as T;
+	return doc && typeof doc === "object" ? (doc as T) : null;
 }
 
 export function makeStore<T extends Doc>(adapter: RawAdapter): Store<T> {
