@@ -121,10 +121,21 @@ async function main() {
 			});
 			return Date.now() - t;
 		});
+		// The same SDK upload into a server that only reads and discards the bytes: what the client alone can do
+		// on this machine, the ceiling for any server measured with it.
+		const sinkPort = await freePort();
+		const sink = spawn(process.execPath, ["-e", `require("node:http").createServer((q,s)=>{q.resume();q.on("end",()=>{const x=q.method==="POST";s.writeHead(200,x?{"Content-Type":"application/xml"}:{ETag:'"0"'});s.end(x?(q.url.includes("uploads")?"<InitiateMultipartUploadResult><Bucket>io</Bucket><Key>k</Key><UploadId>u</UploadId></InitiateMultipartUploadResult>":"<CompleteMultipartUploadResult><Bucket>io</Bucket><Key>k</Key><ETag>&quot;0-1&quot;</ETag></CompleteMultipartUploadResult>"):undefined)})}).listen(${sinkPort},"127.0.0.1")`], { stdio: "ignore" });
+		procs.push(sink);
+		await new Promise((r) => setTimeout(r, 300));
+		const sinkS3 = new S3Client({ endpoint: `http://127.0.0.1:${sinkPort}`, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: "x", secretAccessKey: "y" }, requestChecksumCalculation: "WHEN_REQUIRED" });
+		const t1 = Date.now();
+		await new Upload({ client: sinkS3, params: { Bucket: "io", Key: "k", Body: createReadStream(src) }, partSize: 64 * 1024 * 1024, queueSize: 4 }).done();
+		const sinkMs = Date.now() - t1;
 		const mbps = (ms: number) => ((FILE_MB / ms) * 1000).toFixed(0);
 		console.log(`cp of the same file                    ${mbps(cpMs).padStart(6)} MB/s`);
 		console.log(`/io upload (one streamed PUT, bearer)   ${mbps(raw.result).padStart(6)} MB/s  ${((cpMs / raw.result) * 100).toFixed(0)}% of cp   node peak RSS ${raw.peakMb.toFixed(0)} MB`);
 		console.log(`/io upload (multipart, 64 MB parts)    ${mbps(up.result).padStart(6)} MB/s  ${((cpMs / up.result) * 100).toFixed(0)}% of cp   node peak RSS ${up.peakMb.toFixed(0)} MB`);
+		console.log(`  the same SDK upload into a byte sink ${mbps(sinkMs).padStart(6)} MB/s  ${((cpMs / sinkMs) * 100).toFixed(0)}% of cp   (the client's own ceiling here)`);
 		console.log(`/io download (GetObject)               ${mbps(down.result).padStart(6)} MB/s  ${((cpMs / down.result) * 100).toFixed(0)}% of cp   node peak RSS ${down.peakMb.toFixed(0)} MB`);
 		rmSync(src);
 
