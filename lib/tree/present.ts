@@ -1,4 +1,5 @@
 // Index documents and workspaces as Cells' treeNode, in user paths.
+import { lookup as mimeLookup } from "mime-types";
 import type { AccessibleWorkspace } from "../workspaces/model";
 import type { NodeDoc, TreeNode } from "./model";
 import { Resolver, type Location } from "./resolver";
@@ -8,6 +9,7 @@ const j = (v: unknown) => JSON.stringify(v);
 export function presentNode(doc: NodeDoc, loc: Pick<Location, "ws" | "rootPath" | "write">, extra: Record<string, string> = {}): TreeNode {
 	const isRoot = doc.path === loc.rootPath;
 	const meta: Record<string, string> = { ...doc.meta, name: j(isRoot ? loc.ws.Slug : doc.name), ...extra };
+	if (doc.type === "LEAF") meta.mime = j(mimeLookup(doc.name) || "application/octet-stream");
 	if (!loc.write) meta.node_readonly = "true";
 	if (isRoot) Object.assign(meta, workspaceMeta(loc.ws));
 	return {

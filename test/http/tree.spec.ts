@@ -34,6 +34,7 @@ describe("HTTP: the node tree", function () {
 		assert.equal(stat.status, 200);
 		assert.equal(stat.body.Node.Type, "LEAF");
 		assert.equal(JSON.parse(stat.body.Node.MetaStore.name), "empty.txt");
+		assert.equal(JSON.parse(stat.body.Node.MetaStore.mime), "text/plain");
 		const folder = await node.api("GET", "/a/tree/stat/common-files%2Fa%2F", undefined, alice);
 		assert.equal(folder.body.Node.Type, "COLLECTION");
 		const list = await node.api("POST", "/a/meta/bulk/get", { NodePaths: ["common-files/a", "common-files/a/*"] }, alice);
