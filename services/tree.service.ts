@@ -393,8 +393,7 @@ const TreeService: ServiceSchema = {
 			},
 		});
 		this.reader = new TreeReader(index, this.resolver, async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? this.broker.call("versions.list", { uuid }) : []));
-		// Writes interrupted by a crash: their reservations are rolled back, their staged content swept (daily age).
-		for (const d of await index.pendingOlderThan(0)) await index.abandon(d._id);
+		// Content of writes interrupted by a crash is never in the index; it is swept once a day old.
 		const sweep = () => this.sweepAll(24 * 3600_000);
 		// First sweep once the node has settled (the datasources service may start after this one).
 		this.sweeper = setInterval(() => void sweep(), 3600_000);

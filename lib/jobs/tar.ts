@@ -4,7 +4,7 @@
 // to read (or leave) before asking for the next entry.
 import { PassThrough, Readable, pipeline } from "node:stream";
 import { createGzip } from "node:zlib";
-import { ZipClosedError } from "./zip";
+import { writeWithBackpressure } from "./zip";
 import { BadRequestError } from "../errors";
 
 const BLOCK = 512;
@@ -143,25 +143,7 @@ export class TarWriter {
 	}
 
 	private async write(buf: Buffer): Promise<void> {
-		const out = this.raw;
-		if (out.destroyed || out.writableEnded) throw new ZipClosedError();
-		if (out.write(buf)) return;
-		await new Promise<void>((resolve, reject) => {
-			const cleanup = () => {
-				out.off("drain", ok);
-				out.off("close", closed);
-			};
-			const ok = () => {
-				cleanup();
-				resolve();
-			};
-			const closed = () => {
-				cleanup();
-				reject(new ZipClosedError());
-			};
-			out.on("drain", ok);
-			out.on("close", closed);
-		});
+		await writeWithBackpressure(this.raw, buf);
 	}
 }
 

@@ -311,29 +311,33 @@ export class ZipWriter {
 	}
 
 	private async write(buf: Buffer): Promise<void> {
-		const out = this.output;
-		if (out.destroyed || out.writableEnded) throw new ZipClosedError();
 		this.offset += buf.length;
-		if (out.write(buf)) return;
-		await new Promise<void>((resolve, reject) => {
-			const cleanup = () => {
-				out.off("drain", ok);
-				out.off("close", closed);
-				out.off("error", closed);
-			};
-			const ok = () => {
-				cleanup();
-				resolve();
-			};
-			const closed = () => {
-				cleanup();
-				reject(new ZipClosedError());
-			};
-			out.on("drain", ok);
-			out.on("close", closed);
-			out.on("error", closed);
-		});
+		await writeWithBackpressure(this.output, buf);
 	}
+}
+
+/** Writes to an archive's output, waiting for the reader to drain it; a closed output ends the archive. */
+export async function writeWithBackpressure(out: NodeJS.WritableStream & { destroyed?: boolean; writableEnded?: boolean }, buf: Buffer): Promise<void> {
+	if (out.destroyed || out.writableEnded) throw new ZipClosedError();
+	if (out.write(buf)) return;
+	await new Promise<void>((resolve, reject) => {
+		const cleanup = () => {
+			out.off("drain", ok);
+			out.off("close", closed);
+			out.off("error", closed);
+		};
+		const ok = () => {
+			cleanup();
+			resolve();
+		};
+		const closed = () => {
+			cleanup();
+			reject(new ZipClosedError());
+		};
+		out.on("drain", ok);
+		out.on("close", closed);
+		out.on("error", closed);
+	});
 }
 
 // ---------------------------------------------------------------------------------------------------------

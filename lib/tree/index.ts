@@ -23,7 +23,7 @@ export class TreeIndex {
 	constructor(private readonly store: Store<NodeDoc>) {}
 
 	private listed(d: NodeDoc): void {
-		if (!d.pending) this.listings.add(d.parentKey, { name: d.name, id: d._id, type: d.type });
+		this.listings.add(d.parentKey, { name: d.name, id: d._id, type: d.type });
 	}
 
 	private unlisted(d: NodeDoc): void {
@@ -35,18 +35,18 @@ export class TreeIndex {
 	private async childList(parentKey: string): Promise<ChildEntry[]> {
 		const hit = this.listings.get(parentKey);
 		if (hit) return hit;
-		const docs = await this.store.find({ query: { parentKey, pending: { $exists: false } } });
+		const docs = await this.store.find({ query: { parentKey } });
 		return this.listings.set(parentKey, docs.map((d) => ({ name: d.name, id: d._id, type: d.type })));
 	}
 
 	async get(ds: string, path: string): Promise<NodeDoc | null> {
 		const doc = await this.store.findOne({ dsPath: dsKey(ds, path) });
-		return doc && !doc.pending ? doc : null;
+		return doc;
 	}
 
 	async byUuid(uuid: string): Promise<NodeDoc | null> {
 		const doc = await this.store.get(uuid);
-		return doc && !doc.pending ? doc : null;
+		return doc;
 	}
 
 	async ensureRoot(ds: string): Promise<NodeDoc> {
@@ -62,7 +62,7 @@ export class TreeIndex {
 
 	async children(ds: string, path: string, opts: ListOptions = {}): Promise<{ nodes: NodeDoc[]; total: number }> {
 		if (opts.includeHidden) {
-			const query: Record<string, unknown> = { parentKey: dsKey(ds, path), pending: { $exists: false } };
+			const query: Record<string, unknown> = { parentKey: dsKey(ds, path) };
 			if (opts.type) query.type = opts.type;
 			const total = await this.store.count(query);
 			return { nodes: await this.store.find({ query, sort: ["name"], offset: opts.offset, limit: opts.limit }), total };
@@ -111,7 +111,7 @@ export class TreeIndex {
 		return { node: last as NodeDoc, created };
 	}
 
-	private async insertNode(n: { ds: string; path: string; type: NodeType; size: number; uuid?: string; key?: string; etag?: string; mtime?: number; meta?: Record<string, string>; pending?: number }): Promise<NodeDoc> {
+	private async insertNode(n: { ds: string; path: string; type: NodeType; size: number; uuid?: string; key?: string; etag?: string; mtime?: number; meta?: Record<string, string> }): Promise<NodeDoc> {
 		const doc: NodeDoc = {
 			_id: n.uuid ?? randomUUID(),
 			ds: n.ds,
@@ -126,7 +126,6 @@ export class TreeIndex {
 		};
 		if (n.key !== undefined) doc.key = n.key;
 		if (n.etag !== undefined) doc.etag = n.etag;
-		if (n.pending !== undefined) doc.pending = n.pending;
 		try {
 			const inserted = await this.store.insert(doc);
 			this.listed(inserted);
@@ -144,11 +143,6 @@ export class TreeIndex {
 		await this.store.updateMany({ dsPath: { $in: keys } }, delta ? { $inc: { size: delta }, $set: { mtime: now() } } : { $set: { mtime: now() } });
 	}
 
-	/** Reserves a node for content being written; invisible until `commit`. */
-	async reserve(ds: string, path: string, uuid: string, key: string): Promise<NodeDoc> {
-		return this.insertNode({ ds, path, type: "LEAF", size: 0, uuid, key, pending: Date.now() });
-	}
-
 	/** Makes written content visible: a new file, or a new version of an existing one (same uuid). */
 	async commitFile(ds: string, path: string, content: { uuid: string; key: string; size: number; etag: string; mtime?: number; meta?: Record<string, string> }): Promise<{ node: NodeDoc; previous: NodeDoc | null }> {
 		const previous = await this.get(ds, path);
@@ -158,31 +152,11 @@ export class TreeIndex {
 		if (previous) {
 			node = { ...previous, size: content.size, etag: content.etag, key: content.key, mtime, meta: { ...previous.meta, ...(content.meta ?? {}) } };
 			await this.store.replace(node);
-			// A pending reservation for the same path (if any) is dropped: the existing node keeps its uuid.
-			if (content.uuid !== previous._id) await this.store.remove(content.uuid);
 		} else {
-			const reserved = await this.store.get(content.uuid);
-			if (reserved) {
-				node = { ...reserved, size: content.size, etag: content.etag, key: content.key, mtime, meta: { ...reserved.meta, ...(content.meta ?? {}) } };
-				delete node.pending;
-				await this.store.replace(node);
-				this.listed(node);
-			} else {
-				node = await this.insertNode({ ds, path, type: "LEAF", size: content.size, uuid: content.uuid, key: content.key, etag: content.etag, mtime, meta: content.meta });
-			}
+			node = await this.insertNode({ ds, path, type: "LEAF", size: content.size, uuid: content.uuid, key: content.key, etag: content.etag, mtime, meta: content.meta });
 		}
 		await this.addSize(ds, path, content.size - (previous?.size ?? 0));
 		return { node, previous };
-	}
-
-	async abandon(uuid: string): Promise<void> {
-		const doc = await this.store.get(uuid);
-		if (doc?.pending) await this.store.remove(uuid);
-	}
-
-	/** Nodes left pending by a crash, for the service to roll back at start-up. */
-	async pendingOlderThan(ms: number): Promise<NodeDoc[]> {
-		return this.store.find({ query: { pending: { $lt: Date.now() - ms } } });
 	}
 
 	/** The node and everything below it. */
@@ -208,9 +182,8 @@ export class TreeIndex {
 			this.listed(next);
 			moved.push(next);
 		}
-		const size = top.type === "COLLECTION" ? top.size : top.size;
-		await this.addSize(ds, from, -size);
-		await this.addSize(toDs, to, size);
+		await this.addSize(ds, from, -top.size);
+		await this.addSize(toDs, to, top.size);
 		return moved;
 	}
 
@@ -231,7 +204,7 @@ export class TreeIndex {
 	async scan(after: string | undefined, limit: number): Promise<NodeDoc[]> {
 		// Sorting the rest of a large index on every page would make a full scan quadratic.
 		const sort = this.store.idOrdered ? undefined : ["_id"];
-		return this.store.find({ query: { _id: { $gt: after ?? "" }, pending: { $exists: false } }, sort, limit });
+		return this.store.find({ query: { _id: { $gt: after ?? "" } }, sort, limit });
 	}
 
 	async setKey(uuid: string, key: string): Promise<void> {

@@ -20,8 +20,6 @@ export interface NodeDoc extends Doc {
 	key?: string;
 	/** Metadata namespaces, each value JSON-encoded as Cells' MetaStore wants it. */
 	meta: Record<string, string>;
-	/** Set while a write is in flight; such nodes are invisible and rolled back at start-up. */
-	pending?: number;
 }
 
 export const dsKey = (ds: string, path: string): string => (path === "" ? ds : `${ds}/${path}`);

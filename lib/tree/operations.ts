@@ -3,6 +3,7 @@
 // Content is written before the index shows it, and removed from the index before it is deleted, so a crash
 // leaves at worst an unreferenced object, never a node without content.
 import { randomUUID } from "node:crypto";
+import { Readable } from "node:stream";
 import type { ObjectStore } from "../storage/types";
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { TreeIndex } from "./index";
@@ -49,7 +50,6 @@ export class TreeOperations {
 	}
 
 	async createEmptyFile(dsName: string, path: string): Promise<NodeDoc> {
-		const { Readable } = await import("node:stream");
 		if (await this.index.get(dsName, path)) throw new ConflictError(`${path} already exists`, "node.exists");
 		return this.writeFile(dsName, path, Readable.from([]), { size: 0 });
 	}
