@@ -7,7 +7,7 @@ import { appendFileSync, createReadStream, mkdtempSync, rmSync, statSync, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer, type AddressInfo } from "node:net";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { S3Client, GetObjectCommand } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
@@ -69,6 +69,19 @@ async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ result
 	}
 }
 
+/** One streamed PUT of a file (the light client: no client-side hashing); its duration in ms. */
+function streamedPut(url: string, file: string, headers: Record<string, string>): Promise<number> {
+	const t = Date.now();
+	return new Promise<number>((resolve, reject) => {
+		const req = httpRequest(url, { method: "PUT", headers: { ...headers, "Content-Length": String(statSync(file).size) } }, (res) => {
+			res.resume();
+			res.on("end", () => (res.statusCode === 200 ? resolve(Date.now() - t) : reject(new Error(`PUT answered ${res.statusCode}`))));
+		});
+		req.on("error", reject);
+		createReadStream(file, { highWaterMark: 1 << 20 }).pipe(req);
+	});
+}
+
 function run(opts: autocannon.Options): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
 	return new Promise((resolve, reject) =>
 		autocannon({ connections: 50, duration: DURATION, ...opts }, (err, r) => (err ? reject(err) : resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx }))),
@@ -90,11 +103,35 @@ async function main() {
 		// 1. Upload and download of a large file vs cp on the same disk.
 		const src = join(dataDir, "source.bin");
 		execFileSync("dd", ["if=/dev/urandom", `of=${src}`, "bs=1M", `count=${FILE_MB}`, "status=none"]);
-		const t0 = Date.now();
-		execFileSync("cp", [src, join(dataDir, "copy.bin")]);
+		// cp + sync, each run starting with nothing left to flush (dd's own dirty pages would otherwise be billed to
+		// cp); the median of three, as this disk's speed varies a lot between runs.
+		const cpRuns: number[] = [];
+		for (let i = 0; i < 3; i++) {
+			execFileSync("sync");
+			const t0 = Date.now();
+			execFileSync("cp", [src, join(dataDir, "copy.bin")]);
+			execFileSync("sync");
+			cpRuns.push(Date.now() - t0);
+			rmSync(join(dataDir, "copy.bin"));
+		}
+		const cpMs = [...cpRuns].sort((a, b) => a - b)[1];
+		// What any server that answers an S3 PUT must at least do here: md5 of the bytes (the ETag), on one core.
+		const md5Ms = await (async () => {
+			const t = Date.now();
+			const h = createHash("md5");
+			for await (const chunk of createReadStream(src, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+			h.digest();
+			return Date.now() - t;
+		})();
+		// A bare Node http server doing that: the body to a file (fsynced) with its md5, nothing else.
+		const barePutPort = await freePort();
+		const barePut = spawn(process.execPath, ["-e", `const fs=require("node:fs"),c=require("node:crypto"),{pipeline}=require("node:stream/promises"),{Transform}=require("node:stream");require("node:http").createServer(async(q,s)=>{const h=c.createHash("md5");await pipeline(q,new Transform({transform(b,e,cb){h.update(b);cb(null,b)}}),fs.createWriteStream(${JSON.stringify(join(dataDir, "bare.bin"))},{flush:true,highWaterMark:1<<20}));s.end(h.digest("hex"))}).listen(${barePutPort},"127.0.0.1")`], { stdio: "ignore" });
+		procs.push(barePut);
+		await new Promise((r) => setTimeout(r, 300));
 		execFileSync("sync");
-		const cpMs = Date.now() - t0;
-		rmSync(join(dataDir, "copy.bin"));
+		const bareMs = await streamedPut(`http://127.0.0.1:${barePutPort}/`, src, {});
+		rmSync(join(dataDir, "bare.bin"), { force: true });
+		execFileSync("sync");
 		const up = await peakRss(node.pid!, async () => {
 			const t = Date.now();
 			await new Upload({ client: s3, params: { Bucket: "io", Key: "common-files/bench/big.bin", Body: createReadStream(src) }, partSize: 64 * 1024 * 1024, queueSize: 4 }).done();
@@ -110,18 +147,8 @@ async function main() {
 		});
 		// The same file with a light client (one streamed PUT, token in X-Pydio-Bearer): the server's own path,
 		// without the SDK's client-side hashing competing for the same two cores.
-		const raw = await peakRss(node.pid!, async () => {
-			const t = Date.now();
-			await new Promise<void>((resolve, reject) => {
-				const req = httpRequest(`${base}/io/common-files/bench/raw.bin`, { method: "PUT", headers: { "X-Pydio-Bearer": token, "Content-Length": String(FILE_MB * 1024 * 1024) } }, (res) => {
-					res.resume();
-					res.on("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`PUT answered ${res.statusCode}`))));
-				});
-				req.on("error", reject);
-				createReadStream(src).pipe(req);
-			});
-			return Date.now() - t;
-		});
+		execFileSync("sync");
+		const raw = await peakRss(node.pid!, () => streamedPut(`${base}/io/common-files/bench/raw.bin`, src, { "X-Pydio-Bearer": token }));
 		// The same SDK upload into a server that only reads and discards the bytes: what the client alone can do
 		// on this machine, the ceiling for any server measured with it.
 		const sinkPort = await freePort();
@@ -133,9 +160,12 @@ async function main() {
 		await new Upload({ client: sinkS3, params: { Bucket: "io", Key: "k", Body: createReadStream(src) }, partSize: 64 * 1024 * 1024, queueSize: 4 }).done();
 		const sinkMs = Date.now() - t1;
 		const mbps = (ms: number) => ((FILE_MB / ms) * 1000).toFixed(0);
-		console.log(`cp of the same file                    ${mbps(cpMs).padStart(6)} MB/s`);
-		console.log(`/io upload (one streamed PUT, bearer)   ${mbps(raw.result).padStart(6)} MB/s  ${((cpMs / raw.result) * 100).toFixed(0)}% of cp   node peak RSS ${raw.peakMb.toFixed(0)} MB`);
-		console.log(`/io upload (multipart, 64 MB parts)    ${mbps(up.result).padStart(6)} MB/s  ${((cpMs / up.result) * 100).toFixed(0)}% of cp   node peak RSS ${up.peakMb.toFixed(0)} MB`);
+		const ofBare = (ms: number) => `${((bareMs / ms) * 100).toFixed(0)}% of bare`;
+		console.log(`cp + sync of the same file             ${mbps(cpMs).padStart(6)} MB/s  (median of ${cpRuns.map((ms) => mbps(ms)).join(", ")} MB/s)`);
+		console.log(`md5 of the file alone, one core        ${mbps(md5Ms).padStart(6)} MB/s  ${((cpMs / md5Ms) * 100).toFixed(0)}% of cp   (every S3 PUT's ETag)`);
+		console.log(`bare http PUT: md5 + write + fsync     ${mbps(bareMs).padStart(6)} MB/s  ${((cpMs / bareMs) * 100).toFixed(0)}% of cp   (a bare Node server, same client)`);
+		console.log(`/io upload (one streamed PUT, bearer)   ${mbps(raw.result).padStart(6)} MB/s  ${((cpMs / raw.result) * 100).toFixed(0)}% of cp  ${ofBare(raw.result)}   node peak RSS ${raw.peakMb.toFixed(0)} MB`);
+		console.log(`/io upload (SDK multipart, 64 MB parts) ${mbps(up.result).padStart(6)} MB/s  ${((cpMs / up.result) * 100).toFixed(0)}% of cp  ${((sinkMs / up.result) * 100).toFixed(0)}% of sink   node peak RSS ${up.peakMb.toFixed(0)} MB`);
 		console.log(`  the same SDK upload into a byte sink ${mbps(sinkMs).padStart(6)} MB/s  ${((cpMs / sinkMs) * 100).toFixed(0)}% of cp   (the client's own ceiling here)`);
 		console.log(`/io download (GetObject)               ${mbps(down.result).padStart(6)} MB/s  ${((cpMs / down.result) * 100).toFixed(0)}% of cp   node peak RSS ${down.peakMb.toFixed(0)} MB`);
 		rmSync(src);

@@ -23,6 +23,8 @@ export interface FindOptions {
 export interface Store<T extends Doc> {
 	/** NeDB returns documents of an `_id` range in id order without sorting; MongoDB needs the sort. */
 	readonly idOrdered: boolean;
+	/** NeDB only (undefined on MongoDB): the documents it already holds in memory, read without copying. */
+	readonly memory?: MemoryView<T>;
 	find(opts?: FindOptions): Promise<T[]>;
 	findOne(query: Record<string, unknown>): Promise<T | null>;
 	get(id: string): Promise<T | null>;
@@ -34,6 +36,60 @@ export interface Store<T extends Doc> {
 	updateMany(query: Record<string, unknown>, update: Record<string, unknown>): Promise<number>;
 	remove(id: string): Promise<boolean>;
 	removeMany(query: Record<string, unknown>): Promise<number>;
+}
+
+/**
+ * Read-only views of the documents an in-memory store holds. They are the store's own objects: callers must not
+ * modify them nor keep them past the current tick. Used where a copy of every candidate costs more than the work.
+ */
+export interface MemoryView<T extends Doc> {
+	/** Documents whose indexed `field` equals `value`; null when the field has no index. */
+	matching(field: string, value: string): readonly T[] | null;
+	/** Up to `limit` documents whose `_id` is greater than `after`, in `_id` order, visiting only those. */
+	idsAfter(after: string | undefined, limit: number): T[];
+	/** Every document. */
+	all(): readonly T[];
+}
+
+interface AvlNode {
+	key?: unknown;
+	data: unknown[];
+	left: AvlNode | null;
+	right: AvlNode | null;
+}
+
+interface NedbDatastore {
+	indexes: Record<string, { getMatching(v: unknown): unknown[]; tree: { tree: AvlNode } }>;
+	getAllData(): unknown[];
+}
+
+/** In-order walk of NeDB's `_id` index (an AVL tree of string keys) from `after`, stopping after `limit` documents. */
+function walkAfter(node: AvlNode | null, after: string | undefined, limit: number, out: unknown[]): void {
+	if (!node || out.length >= limit || !Object.prototype.hasOwnProperty.call(node, "key")) return;
+	const key = node.key as string;
+	const past = after === undefined || key > after;
+	if (past) walkAfter(node.left, after, limit, out);
+	if (past && out.length < limit) out.push(...node.data.slice(0, limit - out.length));
+	walkAfter(node.right, after, limit, out);
+}
+
+function memoryView<T extends Doc>(db: NedbDatastore): MemoryView<T> | undefined {
+	// Only NeDB's own layout (moleculer-db's MemoryAdapter over @seald-io/nedb); anything else goes through queries.
+	if (!db?.indexes?._id?.tree?.tree || typeof db.getAllData !== "function") return undefined;
+	return {
+		matching(field, value) {
+			const ix = db.indexes[field];
+			return ix ? (ix.getMatching(value) as T[]) : null;
+		},
+		idsAfter(after, limit) {
+			const out: unknown[] = [];
+			walkAfter(db.indexes._id.tree.tree, after, limit, out);
+			return out as T[];
+		},
+		all() {
+			return db.getAllData() as T[];
+		},
+	};
 }
 
 interface RawAdapter {
@@ -57,6 +113,10 @@ function clean<T>(doc: unknown): T | null {
 export function makeStore<T extends Doc>(adapter: RawAdapter): Store<T> {
 	return {
 		idOrdered: !(adapter as { collection?: unknown }).collection && !!(adapter as { db?: unknown }).db,
+		get memory() {
+			// Looked up on use: the adapter's datastore exists once the service has connected it.
+			return (adapter as { collection?: unknown }).collection ? undefined : memoryView<T>((adapter as unknown as { db: NedbDatastore }).db);
+		},
 		async find(opts = {}) {
 			return (await adapter.find({ query: opts.query ?? {}, sort: opts.sort, limit: opts.limit, offset: opts.offset })).map((d) => clean<T>(d) as T);
 		},

@@ -249,9 +249,12 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			if (e?.name === "NotFoundError" && e.code === 404 && !(err instanceof NotFoundError)) mapped = new NotFoundError("Unknown API route", "route.not.found");
 			else if (typeof e?.status === "number" && e.code === undefined) mapped = { ...e, message: (err as Error).message, code: e.status, type: e.status === 413 ? "payload.too.large" : "bad.request" };
 			const { status, body } = toRestError(mapped);
-			if (status >= 500) this.logger.error(`${req.method} ${req.originalUrl ?? req.url}:`, err);
+			// A service not (yet) reachable is expected while nodes start or leave: one line, and clients may retry.
+			if (status === 503) this.logger.warn(`${req.method} ${req.originalUrl ?? req.url}: ${(err as Error).message}`);
+			else if (status >= 500) this.logger.error(`${req.method} ${req.originalUrl ?? req.url}:`, err);
 			if (res.headersSent) return void res.end();
 			res.statusCode = status;
+			if (status === 503) res.setHeader("Retry-After", "1");
 			res.setHeader("Content-Type", "application/json; charset=utf-8");
 			res.end(JSON.stringify(body));
 		},

@@ -35,8 +35,33 @@ export class TreeIndex {
 	private async childList(parentKey: string): Promise<ChildEntry[]> {
 		const hit = this.listings.get(parentKey);
 		if (hit) return hit;
-		const docs = await this.store.find({ query: { parentKey } });
+		// An in-memory store hands its own documents over without copying them (a copy of 100,000 cost ~200 ms).
+		const docs = this.store.memory?.matching("parentKey", parentKey) ?? (await this.store.find({ query: { parentKey } }));
 		return this.listings.set(parentKey, docs.map((d) => ({ name: d.name, id: d._id, type: d.type })));
+	}
+
+	/**
+	 * Sorts the listings of large folders once, at start, when the store holds every node in memory anyway: the
+	 * first request for a page of a 100,000-child folder then finds it ready instead of sorting it (~70 ms).
+	 * Smaller folders are listed on first use, in well under a millisecond.
+	 */
+	preloadListings(minChildren = 1000): { folders: number; entries: number } {
+		const memory = this.store.memory;
+		if (!memory) return { folders: 0, entries: 0 };
+		const byParent = new Map<string, ChildEntry[]>();
+		for (const d of memory.all()) {
+			let list = byParent.get(d.parentKey);
+			if (!list) byParent.set(d.parentKey, (list = []));
+			list.push({ name: d.name, id: d._id, type: d.type });
+		}
+		let folders = 0;
+		let entries = 0;
+		for (const [parentKey, list] of byParent) {
+			if (list.length < minChildren || !parentKey) continue;
+			entries += this.listings.set(parentKey, list).length;
+			folders++;
+		}
+		return { folders, entries };
 	}
 
 	async get(ds: string, path: string): Promise<NodeDoc | null> {
@@ -202,6 +227,10 @@ export class TreeIndex {
 
 	/** Every committed node, in uuid order, a page at a time (for rebuilding derived indexes). */
 	async scan(after: string | undefined, limit: number): Promise<NodeDoc[]> {
+		// In memory: walk the uuid index from `after`, never visiting the rest (a range query would collect all of
+		// it per page, making a full scan quadratic). Callers get copies, as from a query.
+		const memory = this.store.memory;
+		if (memory) return memory.idsAfter(after, limit).map((d) => ({ ...d, meta: { ...d.meta } }));
 		// Sorting the rest of a large index on every page would make a full scan quadratic.
 		const sort = this.store.idOrdered ? undefined : ["_id"];
 		return this.store.find({ query: { _id: { $gt: after ?? "" } }, sort, limit });
