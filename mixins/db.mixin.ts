@@ -2,7 +2,7 @@
 // set. moleculer-db's generated CRUD actions are switched off: services publish Cells' routes only and reach
 // the store through the small typed helpers below, which behave the same on both adapters.
 import DbService from "moleculer-db";
-import MongoAdapter from "moleculer-db-adapter-mongo";
+import type MongoAdapterClass from "moleculer-db-adapter-mongo";
 import type { ServiceSchema } from "moleculer";
 import { join } from "node:path";
 import { ensureDir, loadConfig } from "../lib/config";
@@ -178,8 +178,10 @@ export function DbMixin(collection: string, opts: { indexes?: StoreIndex[] } = {
 		// (a test's, a node's) uses the DATA_DIR / MONGO_URI in force when it starts.
 		created(this: { store: Store<Doc>; adapter: RawAdapter & { init(b: unknown, s: unknown): void }; broker: unknown }) {
 			const cfg = loadConfig();
-			const adapter = cfg.mongoUri
-				? new MongoAdapter(cfg.mongoUri)
+			// The MongoDB driver (~170 modules) is loaded only by the nodes that use it.
+			const MongoAdapter = cfg.mongoUri ? (require("moleculer-db-adapter-mongo") as typeof MongoAdapterClass) : undefined;
+			const adapter = MongoAdapter
+				? new MongoAdapter(cfg.mongoUri as string)
 				: new DbService.MemoryAdapter({ filename: join(ensureDir(join(cfg.dataDir, "db")), `${collection}.db`), autoload: true });
 			this.adapter = adapter as unknown as typeof this.adapter;
 			this.adapter.init(this.broker, this);

@@ -1,7 +1,8 @@
 // Bucket administration for S3 datasources: reachability check (HeadBucket), bucket listing and creation, for
 // the admin endpoints: bounded in time, and any S3 failure becomes a 400 that says what the storage answered.
 // Connection settings come from the storage layer (lib/storage s3ConfigFromDataSource) so both agree.
-import { CreateBucketCommand, HeadBucketCommand, ListBucketsCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
+import type { S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
+import { s3Sdk } from "../storage/aws";
 import { BadRequestError } from "../errors";
 import { s3ConfigFromDataSource, type DataSourceStorage } from "../storage";
 import type { DataSource } from "./model";
@@ -52,7 +53,7 @@ export function describeS3Error(err: unknown): string {
 }
 
 async function withClient<T>(ds: DataSource, fn: (c: S3Client, signal: AbortSignal) => Promise<T>): Promise<T> {
-	const client = new S3Client(s3ClientConfig(ds));
+	const client = new (s3Sdk().S3Client)(s3ClientConfig(ds));
 	try {
 		return await fn(client, AbortSignal.timeout(S3_TIMEOUT_MS));
 	} finally {
@@ -69,7 +70,7 @@ export async function checkBucketReachable(ds: DataSource): Promise<void> {
 	const bucket = ds.ObjectsBucket;
 	if (!bucket) throw new BadRequestError("ObjectsBucket is required for an S3 datasource");
 	try {
-		await withClient(ds, (c, signal) => c.send(new HeadBucketCommand({ Bucket: bucket }), opts(signal)));
+		await withClient(ds, (c, signal) => c.send(new (s3Sdk().HeadBucketCommand)({ Bucket: bucket }), opts(signal)));
 	} catch (err) {
 		if (err instanceof BadRequestError) throw err;
 		throw new BadRequestError(`Cannot reach bucket "${bucket}" on ${s3Endpoint(ds) ?? "AWS S3"}: ${describeS3Error(err)}`);
@@ -85,7 +86,7 @@ export interface BucketInfo {
 export async function listS3Buckets(ds: DataSource, filter?: RegExp): Promise<BucketInfo[]> {
 	let res;
 	try {
-		res = await withClient(ds, (c, signal) => c.send(new ListBucketsCommand({}), opts(signal)));
+		res = await withClient(ds, (c, signal) => c.send(new (s3Sdk().ListBucketsCommand)({}), opts(signal)));
 	} catch (err) {
 		if (err instanceof BadRequestError) throw err;
 		throw new BadRequestError(`Cannot list buckets on ${s3Endpoint(ds) ?? "AWS S3"}: ${describeS3Error(err)}`);
@@ -99,7 +100,7 @@ export async function listS3Buckets(ds: DataSource, filter?: RegExp): Promise<Bu
 /** Creates a bucket; an existing bucket owned by the same keys is fine (idempotent). */
 export async function createS3Bucket(ds: DataSource, name: string): Promise<void> {
 	try {
-		await withClient(ds, (c, signal) => c.send(new CreateBucketCommand({ Bucket: name }), opts(signal)));
+		await withClient(ds, (c, signal) => c.send(new (s3Sdk().CreateBucketCommand)({ Bucket: name }), opts(signal)));
 	} catch (err) {
 		if (err instanceof BadRequestError) throw err;
 		const e = err as S3Failure;

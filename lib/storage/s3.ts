@@ -7,28 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import {
-	AbortMultipartUploadCommand,
-	CompleteMultipartUploadCommand,
-	CopyObjectCommand,
-	CreateBucketCommand,
-	CreateMultipartUploadCommand,
-	DeleteObjectCommand,
-	DeleteObjectsCommand,
-	GetObjectCommand,
-	HeadBucketCommand,
-	HeadObjectCommand,
-	ListBucketsCommand,
-	ListObjectsCommand,
-	ListObjectsV2Command,
-	ListPartsCommand,
-	PutObjectCommand,
-	S3Client,
-	UploadPartCommand,
-	UploadPartCopyCommand,
-	type CompletedPart,
-} from "@aws-sdk/client-s3";
-import { Upload } from "@aws-sdk/lib-storage";
+import type { CompletedPart, S3Client } from "@aws-sdk/client-s3";
+import { s3Sdk, s3Upload } from "./aws";
 import { BadRequestError, ConflictError, CellarError, NotFoundError, NotSupportedError, ServiceUnavailableError } from "../errors";
 import { checkCompletionParts, checkFolderKey, checkKey, checkPartNumber, checkPrefix, checkRange, HashingStream, quoteEtag } from "./keys";
 import { RangeNotSatisfiableError, type MultipartPart, type ObjectInfo, type ObjectStore } from "./types";
@@ -108,7 +88,7 @@ function mapError(err: unknown, what: string): Error {
 
 function makeClient(config: S3ConnectionConfig): S3Client {
 	const mode = config.checksumWhenRequired ? "WHEN_REQUIRED" : "WHEN_SUPPORTED";
-	return new S3Client({
+	return new (s3Sdk().S3Client)({
 		endpoint: config.endpoint || undefined,
 		region: config.region || "us-east-1",
 		forcePathStyle: config.forcePathStyle,
@@ -174,7 +154,7 @@ export class S3Store implements ObjectStore {
 			const ContentMD5 = Buffer.from(hasher.md5, "hex").toString("base64");
 			try {
 				await this.client.send(
-					new PutObjectCommand({ Bucket: this.bucket, Key, Body: Buffer.concat(chunks), ContentLength: hasher.bytes, ContentMD5, ContentType: opts.contentType }),
+					new (s3Sdk().PutObjectCommand)({ Bucket: this.bucket, Key, Body: Buffer.concat(chunks), ContentLength: hasher.bytes, ContentMD5, ContentType: opts.contentType }),
 				);
 			} catch (err) {
 				throw mapError(err, key);
@@ -187,7 +167,7 @@ export class S3Store implements ObjectStore {
 			sourceError ??= err;
 			ac.abort();
 		});
-		const upload = new Upload({
+		const upload = new (s3Upload().Upload)({
 			client: this.client,
 			params: { Bucket: this.bucket, Key, Body: hasher, ContentType: opts?.contentType },
 			partSize: Math.max(DEFAULT_PART_SIZE, opts?.size ? Math.ceil(opts.size / 10000) : 0),
@@ -214,7 +194,7 @@ export class S3Store implements ObjectStore {
 	/** AbortMultipartUpload, tolerating servers without it (s3rver) and uploads already gone. */
 	private async abortNative(Key: string, UploadId: string): Promise<void> {
 		try {
-			await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId }));
+			await this.client.send(new (s3Sdk().AbortMultipartUploadCommand)({ Bucket: this.bucket, Key, UploadId }));
 		} catch (err) {
 			if (awsName(err) === "NoSuchUpload" || isNotImplemented(err)) return;
 			throw mapError(err, Key);
@@ -226,7 +206,7 @@ export class S3Store implements ObjectStore {
 		if (range) checkRange(range);
 		try {
 			const out = await this.client.send(
-				new GetObjectCommand({ Bucket: this.bucket, Key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+				new (s3Sdk().GetObjectCommand)({ Bucket: this.bucket, Key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
 			);
 			if (!out.Body) throw new NotFoundError(`Object not found: ${key}`);
 			return out.Body as unknown as Readable;
@@ -238,7 +218,7 @@ export class S3Store implements ObjectStore {
 	async head(key: string): Promise<ObjectInfo | null> {
 		const Key = this.full(key);
 		try {
-			const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }));
+			const out = await this.client.send(new (s3Sdk().HeadObjectCommand)({ Bucket: this.bucket, Key }));
 			return { key, size: out.ContentLength ?? 0, mtime: out.LastModified?.getTime() ?? 0, etag: out.ETag };
 		} catch (err) {
 			if (isNotFound(err)) return null;
@@ -249,7 +229,7 @@ export class S3Store implements ObjectStore {
 	async delete(key: string): Promise<void> {
 		const Key = this.full(key);
 		try {
-			await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key }));
+			await this.client.send(new (s3Sdk().DeleteObjectCommand)({ Bucket: this.bucket, Key }));
 		} catch (err) {
 			if (isNotFound(err)) return;
 			throw mapError(err, key);
@@ -265,7 +245,7 @@ export class S3Store implements ObjectStore {
 		const CopySource = `${this.bucket}/${encodeKeyPath(src)}`;
 		try {
 			if (info.size <= COPY_OBJECT_MAX) {
-				await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: dst, CopySource }));
+				await this.client.send(new (s3Sdk().CopyObjectCommand)({ Bucket: this.bucket, Key: dst, CopySource }));
 			} else {
 				await this.copyMultipart(CopySource, dst, info.size);
 			}
@@ -277,7 +257,7 @@ export class S3Store implements ObjectStore {
 
 	/** Server-side copy of objects over 5 GiB: UploadPartCopy ranges, then complete (abort on failure). */
 	private async copyMultipart(CopySource: string, Key: string, size: number): Promise<void> {
-		const { UploadId } = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key }));
+		const { UploadId } = await this.client.send(new (s3Sdk().CreateMultipartUploadCommand)({ Bucket: this.bucket, Key }));
 		const partSize = Math.max(COPY_PART_SIZE, Math.ceil(size / 10000));
 		const ranges: { PartNumber: number; range: string }[] = [];
 		for (let start = 0, n = 1; start < size; start += partSize, n++) {
@@ -289,16 +269,16 @@ export class S3Store implements ObjectStore {
 			const worker = async (): Promise<void> => {
 				for (let r = queue.shift(); r; r = queue.shift()) {
 					const out = await this.client.send(
-						new UploadPartCopyCommand({ Bucket: this.bucket, Key, UploadId, PartNumber: r.PartNumber, CopySource, CopySourceRange: r.range }),
+						new (s3Sdk().UploadPartCopyCommand)({ Bucket: this.bucket, Key, UploadId, PartNumber: r.PartNumber, CopySource, CopySourceRange: r.range }),
 					);
 					parts.push({ PartNumber: r.PartNumber, ETag: out.CopyPartResult?.ETag });
 				}
 			};
 			await Promise.all([worker(), worker(), worker(), worker()]);
 			parts.sort((a, b) => (a.PartNumber ?? 0) - (b.PartNumber ?? 0));
-			await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));
+			await this.client.send(new (s3Sdk().CompleteMultipartUploadCommand)({ Bucket: this.bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));
 		} catch (err) {
-			await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId })).catch(() => undefined);
+			await this.client.send(new (s3Sdk().AbortMultipartUploadCommand)({ Bucket: this.bucket, Key, UploadId })).catch(() => undefined);
 			throw err;
 		}
 	}
@@ -338,14 +318,14 @@ export class S3Store implements ObjectStore {
 		});
 		if (!this.listV1) {
 			try {
-				const out = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix, StartAfter: after, MaxKeys }));
+				const out = await this.client.send(new (s3Sdk().ListObjectsV2Command)({ Bucket: this.bucket, Prefix, StartAfter: after, MaxKeys }));
 				return { contents: (out.Contents ?? []).filter((c) => c.Key).map(conv), truncated: out.IsTruncated === true };
 			} catch (err) {
 				if (awsName(err) !== "InternalError" && awsStatus(err) !== 500 && !isNotImplemented(err)) throw err;
 				this.listV1 = true;
 			}
 		}
-		const out = await this.client.send(new ListObjectsCommand({ Bucket: this.bucket, Prefix, Marker: after, MaxKeys }));
+		const out = await this.client.send(new (s3Sdk().ListObjectsCommand)({ Bucket: this.bucket, Prefix, Marker: after, MaxKeys }));
 		return { contents: (out.Contents ?? []).filter((c) => c.Key).map(conv), truncated: out.IsTruncated === true };
 	}
 
@@ -366,7 +346,7 @@ export class S3Store implements ObjectStore {
 			if (keys.length === 0) return;
 			try {
 				const res = await this.client.send(
-					new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
+					new (s3Sdk().DeleteObjectsCommand)({ Bucket: this.bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
 				);
 				const failed = (res.Errors ?? []).filter((e) => e.Code !== "NoSuchKey");
 				if (failed.length) throw new Error(`Could not delete ${failed.length} object(s) under ${key}: ${failed[0].Code} ${failed[0].Message ?? ""}`);
@@ -392,7 +372,7 @@ export class S3Store implements ObjectStore {
 	async createMultipart(key: string): Promise<string> {
 		const Key = this.full(key);
 		try {
-			const out = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key }));
+			const out = await this.client.send(new (s3Sdk().CreateMultipartUploadCommand)({ Bucket: this.bucket, Key }));
 			if (!out.UploadId) throw new Error("Object storage returned no UploadId");
 			const uploadId = `${Buffer.from(key, "utf8").toString("base64url")}.${out.UploadId}`;
 			this.knownParts.set(uploadId, new Map());
@@ -431,7 +411,7 @@ export class S3Store implements ObjectStore {
 			let out;
 			try {
 				out = await this.client.send(
-					new UploadPartCommand({ Bucket: this.bucket, Key, UploadId, PartNumber: partNumber, Body: Body as Readable, ContentLength }),
+					new (s3Sdk().UploadPartCommand)({ Bucket: this.bucket, Key, UploadId, PartNumber: partNumber, Body: Body as Readable, ContentLength }),
 					{ abortSignal: ac.signal },
 				);
 			} catch (err) {
@@ -461,7 +441,7 @@ export class S3Store implements ObjectStore {
 		let PartNumberMarker: string | undefined;
 		try {
 			for (;;) {
-				const out = await this.client.send(new ListPartsCommand({ Bucket: this.bucket, Key, UploadId, PartNumberMarker }));
+				const out = await this.client.send(new (s3Sdk().ListPartsCommand)({ Bucket: this.bucket, Key, UploadId, PartNumberMarker }));
 				for (const p of out.Parts ?? []) {
 					if (p.PartNumber && p.ETag) parts.push({ partNumber: p.PartNumber, etag: quoteEtag(p.ETag), size: p.Size ?? 0 });
 				}
@@ -485,7 +465,7 @@ export class S3Store implements ObjectStore {
 		let etag: string | undefined;
 		try {
 			const out = await this.client.send(
-				new CompleteMultipartUploadCommand({
+				new (s3Sdk().CompleteMultipartUploadCommand)({
 					Bucket: this.bucket,
 					Key,
 					UploadId,
@@ -514,7 +494,7 @@ export class S3Store implements ObjectStore {
 export async function listBuckets(config: S3ConnectionConfig): Promise<{ Name: string; CreationDate?: number }[]> {
 	const client = makeClient(config);
 	try {
-		const out = await client.send(new ListBucketsCommand({}));
+		const out = await client.send(new (s3Sdk().ListBucketsCommand)({}));
 		return (out.Buckets ?? []).filter((b) => b.Name).map((b) => ({ Name: b.Name as string, CreationDate: b.CreationDate?.getTime() }));
 	} catch (err) {
 		throw mapError(err, "buckets");
@@ -530,12 +510,12 @@ export async function createBucket(config: S3ConnectionConfig, name: string): Pr
 	}
 	const client = makeClient(config);
 	try {
-		await client.send(new CreateBucketCommand({ Bucket: name }));
+		await client.send(new (s3Sdk().CreateBucketCommand)({ Bucket: name }));
 	} catch (err) {
 		if (awsName(err) === "BucketAlreadyOwnedByYou") return;
 		if (awsName(err) === "BucketAlreadyExists") {
 			// Some servers (s3rver, MinIO) say so for a bucket of ours too: fine if we can use it.
-			const ours = await client.send(new HeadBucketCommand({ Bucket: name })).then(
+			const ours = await client.send(new (s3Sdk().HeadBucketCommand)({ Bucket: name })).then(
 				() => true,
 				() => false,
 			);
