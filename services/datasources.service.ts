@@ -17,9 +17,7 @@ import {
 	DEFAULT_DATASOURCE,
 	DEFAULT_DATASOURCES,
 	DEFAULT_VIRTUAL_NODES,
-	ENCRYPTION_MODES,
 	PROTECTED_VIRTUAL_NODES,
-	STORAGE_TYPES,
 	checkBucketName,
 	checkDataSourceName,
 	checkVirtualNodeId,
@@ -42,40 +40,15 @@ import {
 	type TreeNode,
 	type VirtualNodeDoc,
 } from "../lib/datasources/model";
-import { allowedLocalRoots, foldersOverlap, prepareLocalFolder, resolveLocalFolder } from "../lib/datasources/local";
-import { checkBucketReachable, createS3Bucket, listS3Buckets, s3Endpoint } from "../lib/datasources/s3";
+import { checkLocalDataSource, prepareLocalFolder, resolveLocalFolder } from "../lib/datasources/local";
+import { checkBucketReachable, checkEndpointUrl, createS3Bucket, listS3Buckets, s3Endpoint } from "../lib/datasources/s3";
+import { dataSourceParam, dataSourceProps, str } from "../lib/datasources/params";
 import { evaluateResolution, parseResolution, splitResolved, type ParsedResolution, type ResolutionUser } from "../lib/datasources/resolution";
 
 type AnyDoc = DataSourceDoc | VirtualNodeDoc;
 type DsParams = Partial<DataSource> & { Name: string };
 type ResolveParams = { uuid: string; user: ResolutionUser };
 
-const str = (max = 1024) => ({ type: "string", optional: true, max }) as const;
-const bool = { type: "boolean", optional: true } as const;
-const int32 = { type: "number", optional: true, integer: true } as const;
-const dataSourceProps = {
-	Disabled: bool,
-	StorageType: { type: "enum", optional: true, values: [...STORAGE_TYPES] },
-	StorageConfiguration: { type: "record", optional: true, key: { type: "string", max: 64 }, value: { type: "string", max: 4096 } },
-	ObjectsServiceName: str(255),
-	ObjectsHost: str(255),
-	ObjectsPort: int32,
-	ObjectsSecure: bool,
-	ObjectsBucket: str(255),
-	ObjectsBaseFolder: str(),
-	ApiKey: str(),
-	ApiSecret: str(),
-	PeerAddress: str(255),
-	Watch: bool,
-	FlatStorage: bool,
-	SkipSyncOnRestart: bool,
-	EncryptionMode: { type: "enum", optional: true, values: [...ENCRYPTION_MODES] },
-	EncryptionKey: str(255),
-	VersioningPolicyName: str(255),
-	CreationDate: int32,
-	LastSynchronizationDate: int32,
-} as const;
-const dataSourceParam = { type: "object", optional: true, props: { Name: str(255), ...dataSourceProps } } as const;
 
 interface DsMethods {
 	serialized<T>(fn: () => Promise<T>): Promise<T>;
@@ -336,20 +309,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 		/** LOCAL: the folder is allowed, does not overlap another datasource, exists and is writable. S3: HeadBucket. */
 		async checkStorage(this: DsThis, ds: DataSource, others: DataSource[]): Promise<void> {
 			if (ds.StorageType === "S3") return checkBucketReachable(ds);
-			const dataDir = loadConfig().dataDir;
-			const allowed = allowedLocalRoots();
-			const abs = resolveLocalFolder(ds.StorageConfiguration?.folder ?? "", dataDir, allowed);
-			for (const o of others) {
-				if ((o.StorageType ?? "LOCAL") !== "LOCAL" || !o.StorageConfiguration?.folder) continue;
-				let theirs: string;
-				try {
-					theirs = resolveLocalFolder(o.StorageConfiguration.folder, dataDir, allowed);
-				} catch {
-					continue;
-				}
-				if (foldersOverlap(abs, theirs)) throw new BadRequestError(`Folder ${ds.StorageConfiguration?.folder} overlaps the folder of datasource ${o.Name}`);
-			}
-			prepareLocalFolder(abs, dataDir, allowed);
+			checkLocalDataSource(ds, others, loadConfig().dataDir);
 		},
 		async putDataSource(this: DsThis, ctx: Context<DsParams, Meta>): Promise<DataSource> {
 			const name = checkDataSourceName(ctx.params.Name);
@@ -383,16 +343,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 				if (stored?.StorageType === "S3" && stored.ApiKey === ds.ApiKey && s3Endpoint(stored) === s3Endpoint(ds)) ds.ApiSecret = stored.ApiSecret;
 			}
 			if (!ds.ApiKey || !ds.ApiSecret) throw new BadRequestError("DataSource.ApiKey and DataSource.ApiSecret are required");
-			const endpoint = s3Endpoint(ds);
-			if (endpoint) {
-				let url: URL;
-				try {
-					url = new URL(endpoint);
-				} catch {
-					throw new BadRequestError(`Invalid S3 endpoint "${endpoint.slice(0, 200)}"`);
-				}
-				if (url.protocol !== "http:" && url.protocol !== "https:") throw new BadRequestError("The S3 endpoint must be an http or https URL");
-			}
+			checkEndpointUrl(s3Endpoint(ds));
 			return ds;
 		},
 		async rootAcls(this: DsThis, ctx: Context<unknown, Meta>): Promise<RootAcl[]> {

@@ -105,3 +105,20 @@ export function prepareLocalFolder(abs: string, dataDir: string, allowed: string
 	}
 	return real;
 }
+
+/** A LOCAL datasource's folder: allowed, not overlapping another datasource's, created and writable. */
+export function checkLocalDataSource(ds: { StorageConfiguration?: Record<string, string> }, others: { Name: string; StorageType?: string; StorageConfiguration?: Record<string, string> }[], dataDir: string): void {
+	const allowed = allowedLocalRoots();
+	const abs = resolveLocalFolder(ds.StorageConfiguration?.folder ?? "", dataDir, allowed);
+	for (const o of others) {
+		if ((o.StorageType ?? "LOCAL") !== "LOCAL" || !o.StorageConfiguration?.folder) continue;
+		let theirs: string;
+		try {
+			theirs = resolveLocalFolder(o.StorageConfiguration.folder, dataDir, allowed);
+		} catch {
+			continue; // a broken datasource cannot hold this folder
+		}
+		if (foldersOverlap(abs, theirs)) throw new BadRequestError(`Folder ${ds.StorageConfiguration?.folder} overlaps the folder of datasource ${o.Name}`);
+	}
+	prepareLocalFolder(abs, dataDir, allowed);
+}

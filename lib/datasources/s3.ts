@@ -108,3 +108,15 @@ export async function createS3Bucket(ds: DataSource, name: string): Promise<void
 		throw new BadRequestError(`Cannot create bucket "${name}" on ${s3Endpoint(ds) ?? "AWS S3"}: ${describeS3Error(err)}`);
 	}
 }
+
+/** An S3 endpoint given by an administrator must be an http(s) URL (absent: AWS itself). */
+export function checkEndpointUrl(endpoint: string | undefined): void {
+	if (!endpoint) return;
+	let url: URL;
+	try {
+		url = new URL(endpoint);
+	} catch {
+		throw new BadRequestError(`Invalid S3 endpoint "${endpoint.slice(0, 200)}"`);
+	}
+	if (url.protocol !== "http:" && url.protocol !== "https:") throw new BadRequestError("The S3 endpoint must be an http or https URL");
+}
