@@ -3,7 +3,7 @@
 // the first page of a folder with 100,000 children. Sizes: BENCH_FILE_MB (default 1024), BENCH_CHILDREN (100000).
 import autocannon from "autocannon";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { appendFileSync, createReadStream, mkdtempSync, rmSync, statSync, writeFileSync, readFileSync } from "node:fs";
+import { appendFileSync, createReadStream, mkdtempSync, rmSync, statSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer, type AddressInfo } from "node:net";

@@ -16,13 +16,14 @@ import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
 import { presentAdminNode, presentNode } from "../lib/tree/present";
 import { parentOf, splitPath } from "../lib/tree/paths";
-import { RECYCLE_BIN, rootUuid, type NodeDoc, type TreeNode } from "../lib/tree/model";
+import { RECYCLE_BIN, rootUuid, type NodeDoc } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { DataStoresMixin } from "../mixins/datastores.mixin";
 import { listWorkspaceObjects } from "../lib/tree/objects";
 import { TreeReader, type BulkParams } from "../lib/tree/listing";
 import { convertToFlat } from "../lib/tree/convert";
 import { deleteNodes, restoreNodes, type RecycleDeps } from "../lib/tree/recycle";
+import { createNodes } from "../lib/tree/create";
 
 interface NodeIn {
 	Path?: string;
@@ -73,25 +74,8 @@ const TreeService: ServiceSchema = {
 			rest: "POST /tree/create",
 			params: { Nodes: nodeList, Recursive: { type: "boolean", optional: true }, TemplateUUID: { type: "string", optional: true, max: 128 } },
 			async handler(ctx: Context<{ Nodes: NodeIn[]; Recursive?: boolean; TemplateUUID?: string }, Meta>) {
-				const user = requireUser(ctx);
 				if (ctx.params.TemplateUUID) throw new BadRequestError("Creating from a template is not supported yet (no node templates exist)");
-				const seen = new Set<string>();
-				const out: TreeNode[] = [];
-				for (const n of ctx.params.Nodes) {
-					if (!n.Path) throw new BadRequestError("Every node needs a Path");
-					const path = n.Path.replace(/\/$/, "");
-					if (seen.has(path)) continue;
-					seen.add(path);
-					const loc = await this.resolver.require(path, user, "write");
-					if (loc.rel === "") throw new ForbiddenError("A workspace root cannot be created", "node.not.writeable");
-					if (loc.rel.split("/")[0] === RECYCLE_BIN) throw new ForbiddenError("The recycle bin is managed by the server", "node.not.writeable");
-					// Folders announce themselves (with their missing parents) through the operations' hook.
-					const doc =
-						n.Type === "LEAF" ? await this.ops.createEmptyFile(loc.ds, loc.path) : await this.ops.mkdir(loc.ds, loc.path, ctx.params.Recursive ?? false);
-					if (doc.type === "LEAF") this.changed(ctx, "create", doc);
-					out.push(presentNode(doc, loc));
-				}
-				return { Children: out };
+				return { Children: await createNodes(this.recycleDeps(), requireUser(ctx), ctx.params.Nodes, ctx.params.Recursive ?? false) };
 			},
 		},
 		remove: {

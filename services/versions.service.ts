@@ -11,7 +11,6 @@ import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "mole
 import { randomUUID } from "node:crypto";
 import { DbMixin, type Store } from "../mixins/db.mixin";
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../lib/errors";
-import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
 import type { ObjectStore } from "../lib/storage";

@@ -19,7 +19,6 @@ import {
 	DEFAULT_WORKSPACES,
 	MAX_DESCRIPTION,
 	MAX_LABEL,
-	ROOT_GROUP,
 	SCOPES,
 	checkSlugInput,
 	checkText,

@@ -116,7 +116,7 @@ export class S3Store implements ObjectStore {
 	private listV1 = false;
 	private readonly knownParts = new Map<string, Map<number, { etag: string; size: number }>>();
 
-	constructor(private readonly config: S3StoreConfig) {
+	constructor(config: S3StoreConfig) {
 		if (!config.bucket) throw new BadRequestError("S3 datasource needs a bucket");
 		this.bucket = config.bucket;
 		const base = (config.baseFolder ?? "").replace(/^\/+|\/+$/g, "");

@@ -1,6 +1,6 @@
 // Reading the tree in user paths: stat one node, or list folders the way Cells clients do it
 // (`/a/tree/stats`, `/a/meta/bulk/get` with `<folder>/*`), workspaces at the root.
-import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
+import { BadRequestError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
 import type { AccessibleWorkspace } from "../workspaces/model";
 import type { TreeIndex } from "./index";
