@@ -5,7 +5,8 @@
  * datasource (key `<nodeUuid>/<versionId>`), records it and prunes per policy. Internal: capture, list, locate,
  * prune (also run hourly). Consumes `tree.changed` (moves keep version paths current; deletes apply the policy's
  * NodeDeletedStrategy), `datasources.changed` / `encryption.changed` (opened stores, via the datastores mixin).
- * Emits nothing. Bytes never travel through the transporter: this service opens the stores itself.
+ * Emits `versions.changed` {uuids} when versions were dropped (cached version lists go stale). Bytes never travel
+ * through the transporter: this service opens the stores itself.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { randomUUID } from "node:crypto";
@@ -309,6 +310,7 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					this.logger.warn(`Version object ${v.vds}/${v.key} not deleted: ${(err as Error).message}`);
 				}
 			}
+			if (n) this.broker.broadcast("versions.changed", { uuids: [...new Set(list.map((v) => v.nodeUuid))] });
 			return n;
 		},
 		/** MaxTotalSize: every version kept under the policy, newest first, within the limit; the oldest go. */

@@ -140,5 +140,14 @@ describe("HTTP: versioning", function () {
 		const used = await node.api("DELETE", "/a/config/versioning/two", undefined, admin);
 		assert.equal(used.status, 409);
 		assert.match(used.text, /pydiods1/);
+		// The hourly prune under a stricter policy: a version list asked again at once no longer shows the dropped one
+		// (the gateway's cached answer is dropped with it).
+		assert.equal((await node.api("POST", "/a/config/versioning/two", { Name: "Two", KeepPeriods: [{ IntervalStart: "0", MaxNumber: 1 }] }, admin)).status, 200);
+		assert.equal((await versions(k)).length, 2);
+		const pruned = await node.broker.call<{ Removed: number }>("versions.prune", {});
+		assert.equal(pruned.Removed, 1);
+		const after = await versions(k);
+		assert.equal(after.length, 1);
+		assert.equal(await text(k, after[0].Commits![0].Uuid), "content 4");
 	});
 });
