@@ -24,6 +24,8 @@ export interface DataSourceStorage {
 	/** CLEAR (default) or MASTER (content encrypted with the key EncryptionKey of the encryption service). */
 	EncryptionMode?: string;
 	EncryptionKey?: string;
+	/** Flat: object keys are chosen by the server (node uuids), the tree lives in the index. */
+	FlatStorage?: boolean;
 }
 
 function isTrue(v: string | undefined): boolean {
@@ -60,14 +62,20 @@ export function s3ConfigFromDataSource(ds: DataSourceStorage): S3StoreConfig {
 	};
 }
 
-/** LOCAL: StorageConfiguration.folder (relative folders resolved against dataDir). S3: see s3ConfigFromDataSource. */
+/**
+ * LOCAL: StorageConfiguration.folder (relative folders resolved against dataDir). A flat CLEAR datasource keeps
+ * completed multipart uploads as composite objects (lib/storage/composite.ts): no user path can take their shape
+ * there, and bytes are stored as sent. Structured ones must keep plain files (the folder is the users' tree), and
+ * encrypted ones store their own format through the inner store. S3: see s3ConfigFromDataSource.
+ */
 export function openStore(ds: DataSourceStorage, dataDir: string): ObjectStore {
 	switch (ds.StorageType) {
 		case "LOCAL": {
 			const folder = ds.StorageConfiguration?.folder;
 			if (!folder) throw new BadRequestError("LOCAL datasource needs StorageConfiguration.folder");
 			if (folder.includes("\0")) throw new BadRequestError("Invalid folder");
-			return new LocalStore(isAbsolute(folder) ? folder : resolve(dataDir, folder));
+			const composite = ds.FlatStorage === true && (ds.EncryptionMode ?? "CLEAR") === "CLEAR";
+			return new LocalStore(isAbsolute(folder) ? folder : resolve(dataDir, folder), { composite });
 		}
 		case "S3": {
 			const config = s3ConfigFromDataSource(ds);

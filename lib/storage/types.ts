@@ -40,6 +40,7 @@ export interface ObjectStore {
 	createMultipart(key: string): Promise<string /* uploadId */>;
 	putPart(uploadId: string, partNumber: number, body: NodeJS.ReadableStream, size?: number): Promise<{ etag: string; size: number }>;
 	listParts(uploadId: string): Promise<MultipartPart[]>;
+	/** How the object is then kept is the store's business (a flat LOCAL store keeps the parts: a composite object); every other method sees one object. */
 	completeMultipart(uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<{ size: number; md5?: string; etag: string }>;
 	abortMultipart(uploadId: string): Promise<void>;
 }

@@ -3,12 +3,13 @@
 // and the DataSource -> store mapping.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { BadRequestError, NotFoundError } from "../../lib/errors";
 import { LocalStore } from "../../lib/storage/local";
+import { CorruptObjectError } from "../../lib/storage/composite";
 import { S3Store, createBucket, listBuckets } from "../../lib/storage/s3";
 import { openStore, s3ConfigFromDataSource } from "../../lib/storage";
 import { RangeNotSatisfiableError, type ObjectInfo, type ObjectStore } from "../../lib/storage/types";
@@ -331,6 +332,16 @@ behaviourSuite("LocalStore", async () => {
 	};
 });
 
+behaviourSuite("LocalStore (composite multipart objects)", async () => {
+	const root = mkdtempSync(join(tmpdir(), "cellar-local-"));
+	const store = new LocalStore(join(root, "ds"), { composite: true });
+	return {
+		store,
+		tempFiles: () => (existsSync(join(root, "ds", ".cellar-tmp")) ? readdirSync(join(root, "ds", ".cellar-tmp")) : []),
+		cleanup: async () => rmSync(root, { recursive: true, force: true }),
+	};
+});
+
 let s3: TestS3 | undefined;
 async function sharedS3(): Promise<TestS3> {
 	s3 ??= await startS3rver();
@@ -483,6 +494,286 @@ describe("LocalStore specifics", function () {
 		const growth = (peak - before) / MiB;
 		if (process.env.STORAGE_DEBUG) console.log(`      rss growth ${growth.toFixed(1)} MiB`);
 		assert.ok(growth < 30, `rss grew by ${growth.toFixed(1)} MiB`);
+	});
+});
+
+describe("composite objects (LocalStore of a flat datasource)", function () {
+	this.timeout(60_000);
+	let root: string;
+	let store: LocalStore;
+	beforeEach(() => {
+		root = mkdtempSync(join(tmpdir(), "cellar-composite-"));
+		store = new LocalStore(root, { composite: true });
+	});
+	afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+	/** Distinct bytes per part, so that a read from the wrong part or offset shows. */
+	const partsOf = (sizes: number[]) => sizes.map((n, i) => Buffer.from(Array.from({ length: n }, (_, j) => (i * 37 + j * 7) & 0xff)));
+
+	async function upload(s: LocalStore, key: string, parts: Buffer[]): Promise<{ size: number; etag: string }> {
+		const up = await s.createMultipart(key);
+		const done: { partNumber: number; etag: string }[] = [];
+		// uploaded in reverse order, numbered with gaps (2, 4, 6...): only the order and the numbers' names matter
+		for (let i = parts.length - 1; i >= 0; i--) done.unshift({ partNumber: 2 * (i + 1), etag: (await s.putPart(up, 2 * (i + 1), bufStream(parts[i]))).etag });
+		return s.completeMultipart(up, done);
+	}
+	const tmpEntries = () => readdirSync(join(root, ".cellar-tmp"));
+
+	it("completes as a directory of parts and a manifest, with the same size and ETag as an assembled object", async () => {
+		const parts = partsOf([100, 200, 50]);
+		const done = await upload(store, "obj", parts);
+		const whole = Buffer.concat(parts);
+		assert.equal(done.size, whole.length);
+		assert.equal(done.etag, `"${md5(Buffer.concat(parts.map((p) => createHash("md5").update(p).digest())))}-3"`);
+		assert.ok(statSync(join(root, "obj")).isDirectory());
+		assert.deepEqual(readdirSync(join(root, "obj")).sort(), [".composite.json", "part.00002", "part.00004", "part.00006"]);
+		assert.deepEqual(JSON.parse(readFileSync(join(root, "obj", ".composite.json"), "utf8")), {
+			v: 1,
+			size: 350,
+			parts: [
+				{ n: 2, size: 100 },
+				{ n: 4, size: 200 },
+				{ n: 6, size: 50 },
+			],
+		});
+		assert.deepEqual(readdirSync(join(root, ".cellar-uploads")), []);
+		assert.deepEqual(tmpEntries(), []);
+		assert.ok((await readAll(await store.get("obj"))).equals(whole));
+		const info = await store.head("obj");
+		assert.equal(info?.size, 350);
+		assert.ok(info && Math.abs(info.mtime - Date.now()) < 60_000);
+		assert.deepEqual(await keysOf(store.list("")), ["obj"]);
+	});
+
+	it("reads ranges within a part, across two and three parts, clamped, and refuses a start past the end", async () => {
+		// six parts: a whole read goes through the pinned path, short ranges hold their parts open
+		const parts = partsOf([10, 20, 30, 5, 7, 11]);
+		const whole = Buffer.concat(parts);
+		await upload(store, "r", parts);
+		const range = async (start: number, end: number) => readAll(await store.get("r", { start, end }));
+		assert.ok((await readAll(await store.get("r"))).equals(whole));
+		assert.ok((await range(2, 5)).equals(whole.subarray(2, 6)), "within the first part");
+		assert.ok((await range(12, 14)).equals(whole.subarray(12, 15)), "within a middle part");
+		assert.ok((await range(8, 12)).equals(whole.subarray(8, 13)), "across two parts");
+		assert.ok((await range(5, 35)).equals(whole.subarray(5, 36)), "across three parts");
+		assert.ok((await range(9, 10)).equals(whole.subarray(9, 11)), "the last byte of a part and the first of the next");
+		assert.ok((await range(1, 70)).equals(whole.subarray(1, 71)), "across all six");
+		assert.ok((await range(whole.length - 4, 10_000)).equals(whole.subarray(-4)), "a suffix, end clamped");
+		assert.ok((await range(whole.length - 1, whole.length - 1)).equals(whole.subarray(-1)));
+		await rejectsWith(store.get("r", { start: whole.length, end: whole.length + 5 }), RangeNotSatisfiableError);
+		await rejectsWith(store.get("r", { start: 5, end: 2 }), BadRequestError);
+		assert.deepEqual(tmpEntries(), [], "no pin left once the reads are done");
+	});
+
+	it("empty parts and an empty object", async () => {
+		const parts = [Buffer.from("ab"), Buffer.alloc(0), Buffer.from("cd")];
+		await upload(store, "gap", parts);
+		assert.equal((await readAll(await store.get("gap"))).toString(), "abcd");
+		assert.equal((await readAll(await store.get("gap", { start: 1, end: 2 }))).toString(), "bc");
+		await upload(store, "empty", [Buffer.alloc(0)]);
+		assert.equal((await readAll(await store.get("empty"))).length, 0);
+		assert.equal((await store.head("empty"))?.size, 0);
+		await rejectsWith(store.get("empty", { start: 0, end: 0 }), RangeNotSatisfiableError);
+	});
+
+	it("lists a composite as one object with its total size, never its parts", async () => {
+		await upload(store, "uuid-1", partsOf([3, 4]));
+		await upload(store, "uuid-1.v2", partsOf([5, 6]));
+		await store.put("uuid-1.v3", bufStream(Buffer.from("plain")));
+		await upload(store, "deep/er", partsOf([1, 1]));
+		await store.put("deep/plain", bufStream(Buffer.from("p")));
+		await store.put("deep-1", bufStream(Buffer.from("p")));
+		const all: ObjectInfo[] = [];
+		for await (const o of store.list("")) all.push(o);
+		assert.deepEqual(
+			all.map((o) => [o.key, o.size]),
+			[
+				["deep-1", 1],
+				["deep/er", 2],
+				["deep/plain", 1],
+				["uuid-1", 7],
+				["uuid-1.v2", 11],
+				["uuid-1.v3", 5],
+			],
+		);
+		// the search service's look-up of a flat file's newer object
+		assert.deepEqual(await keysOf(store.list("uuid-1.")), ["uuid-1.v2", "uuid-1.v3"]);
+		assert.deepEqual(await keysOf(store.list("deep/")), ["deep/er", "deep/plain"]);
+		assert.deepEqual(await keysOf(store.list("uuid-1/")), []);
+		assert.deepEqual(await keysOf(store.list("deep/er/")), []);
+	});
+
+	it("copies (as a composite), then the original can go; renames; deletes everything", async () => {
+		const parts = partsOf([30, 40, 50, 60, 70]);
+		const whole = Buffer.concat(parts);
+		await upload(store, "src", parts);
+		assert.deepEqual(await store.copy("src", "copies/dst"), { size: whole.length });
+		assert.deepEqual(await store.copy("src", "src"), { size: whole.length });
+		assert.ok(statSync(join(root, "copies", "dst", ".composite.json")).isFile());
+		await store.delete("src");
+		assert.ok(!existsSync(join(root, "src")));
+		assert.equal(await store.head("src"), null);
+		await rejectsWith(store.get("src"), NotFoundError);
+		await store.delete("src"); // idempotent
+		assert.ok((await readAll(await store.get("copies/dst"))).equals(whole));
+		await store.rename("copies/dst", "moved");
+		assert.ok((await readAll(await store.get("moved", { start: 25, end: 105 }))).equals(whole.subarray(25, 106)));
+		assert.equal(await store.head("copies/dst"), null);
+		await rejectsWith(store.rename("copies/dst", "x"), NotFoundError);
+		await rejectsWith(store.copy("copies/dst", "x"), NotFoundError);
+		await store.delete("moved");
+		assert.deepEqual(readdirSync(root).sort(), [".cellar-tmp", ".cellar-uploads", "copies"]);
+		assert.deepEqual(tmpEntries(), []);
+		assert.deepEqual(await keysOf(store.list("")), []);
+	});
+
+	it("a read in progress survives the deletion of the object (pinned parts or open parts)", async () => {
+		for (const sizes of [[MiB, MiB, MiB, MiB, MiB, MiB], [2 * MiB, MiB]]) {
+			const parts = partsOf(sizes);
+			await upload(store, "busy", parts);
+			const stream = (await store.get("busy")) as NodeJS.ReadableStream & AsyncIterable<Buffer>;
+			const chunks: Buffer[] = [];
+			for await (const c of stream) {
+				if (chunks.length === 0) {
+					await store.delete("busy");
+					assert.equal(await store.head("busy"), null);
+				}
+				chunks.push(Buffer.from(c));
+			}
+			assert.ok(Buffer.concat(chunks).equals(Buffer.concat(parts)), `sizes ${sizes.length}`);
+		}
+		// a stream dropped midway leaves nothing behind either
+		await upload(store, "dropped", partsOf([10, 10, 10, 10, 10, 10]));
+		const s = (await store.get("dropped")) as Readable;
+		s.destroy();
+		await new Promise((r) => setTimeout(r, 50));
+		assert.deepEqual(tmpEntries(), []);
+	});
+
+	it("put and copy over a composite replace it; a completion over an existing key assembles", async () => {
+		await upload(store, "k", partsOf([5, 5]));
+		await store.put("k", bufStream(Buffer.from("now a plain file")));
+		assert.ok(statSync(join(root, "k")).isFile());
+		assert.equal((await readAll(await store.get("k"))).toString(), "now a plain file");
+		await upload(store, "c", partsOf([7, 8]));
+		await store.copy("k", "c");
+		assert.equal((await readAll(await store.get("c"))).toString(), "now a plain file");
+		await upload(store, "d", partsOf([1, 2]));
+		await store.copy("d", "k"); // composite over a plain file
+		assert.equal((await store.head("k"))?.size, 3);
+		assert.deepEqual(tmpEntries(), []);
+		// the key is taken (never on a flat datasource): the parts are assembled over it, as before
+		const parts = partsOf([4, 4]);
+		await upload(store, "k", parts);
+		assert.ok(statSync(join(root, "k")).isFile());
+		assert.ok((await readAll(await store.get("k"))).equals(Buffer.concat(parts)));
+		await store.mkdir("folder");
+		await assert.rejects(upload(store, "folder", partsOf([1])), { code: 409 });
+		await upload(store, "e", partsOf([1, 1]));
+		await assert.rejects(store.rename("e", "folder"), { code: 409 });
+		assert.equal((await store.head("e"))?.size, 2, "a refused rename keeps its source");
+	});
+
+	it("the insides of a composite are not reachable through keys", async () => {
+		await upload(store, "x", partsOf([3, 3]));
+		await rejectsWith(store.get("x/part.00002"), NotFoundError);
+		await rejectsWith(store.get("x/.composite.json"), NotFoundError);
+		assert.equal(await store.head("x/part.00002"), null);
+		await store.delete("x/part.00002");
+		await assert.rejects(store.put("x/child", bufStream(Buffer.from("c"))), { code: 409 });
+		await assert.rejects(store.copy("x", "x/inner"), { code: 409 });
+		await assert.rejects(store.mkdir("x"), { code: 409 });
+		await assert.rejects(store.mkdir("x/sub"), { code: 409 });
+		await assert.rejects(store.rmdir("x"), { code: 409 });
+		await store.rmdir("x/sub");
+		assert.equal((await readAll(await store.get("x"))).length, 6);
+		assert.deepEqual(readdirSync(join(root, "x")).sort(), [".composite.json", "part.00002", "part.00004"]);
+	});
+
+	it("refuses crafted or damaged composites with an error, never a crash", async () => {
+		const craft = (name: string, manifest: unknown, files: Record<string, string> = {}) => {
+			mkdirSync(join(root, name));
+			writeFileSync(join(root, name, ".composite.json"), typeof manifest === "string" ? manifest : JSON.stringify(manifest));
+			for (const [f, content] of Object.entries(files)) writeFileSync(join(root, name, f), content);
+		};
+		writeFileSync(join(root, "secret"), "outside of any composite");
+		const notObjects: [string, unknown][] = [
+			["paths", { v: 1, size: 3, parts: [{ n: "../secret", size: 3 }] }],
+			["named", { v: 1, size: 3, parts: [{ n: 1, size: 3, path: "/etc/passwd" }] }],
+			["sum", { v: 1, size: 4, parts: [{ n: 1, size: 3 }] }],
+			["none", { v: 1, size: 0, parts: [] }],
+			["negative", { v: 1, size: -1, parts: [{ n: 1, size: -1 }] }],
+			["fraction", { v: 1, size: 1.5, parts: [{ n: 1, size: 1.5 }] }],
+			["order", { v: 1, size: 2, parts: [{ n: 2, size: 1 }, { n: 1, size: 1 }] }],
+			["toobig", { v: 1, size: 1, parts: [{ n: 10001, size: 1 }] }],
+			["version", { v: 2, size: 1, parts: [{ n: 1, size: 1 }] }],
+			["json", "{not json"],
+		];
+		for (const [name, manifest] of notObjects) {
+			craft(name, manifest, { "part.00001": "abc" });
+			await rejectsWith(store.get(name), NotFoundError);
+			assert.equal(await store.head(name), null, name);
+			await rejectsWith(store.copy(name, `${name}-copy`), NotFoundError);
+		}
+		craft("toomany", { v: 1, size: 10001, parts: Array.from({ length: 10001 }, (_, i) => ({ n: i + 1, size: 1 })) });
+		await rejectsWith(store.get("toomany"), NotFoundError);
+		// A valid manifest whose parts do not match: a damaged object (500), refused before any byte is sent.
+		craft("short", { v: 1, size: 6, parts: [{ n: 1, size: 3 }, { n: 2, size: 3 }] }, { "part.00001": "abc", "part.00002": "de" });
+		craft("missing", { v: 1, size: 6, parts: [{ n: 1, size: 3 }, { n: 2, size: 3 }] }, { "part.00001": "abc" });
+		craft("linked", { v: 1, size: 24, parts: [{ n: 1, size: 24 }] });
+		symlinkSync(join(root, "secret"), join(root, "linked", "part.00001"));
+		craft("many", { v: 1, size: 6, parts: [1, 2, 3, 4, 5, 6].map((n) => ({ n, size: 1 })) }, { "part.00001": "a", "part.00002": "b", "part.00003": "c", "part.00004": "d", "part.00005": "e" });
+		for (const name of ["short", "missing", "linked", "many"]) {
+			await rejectsWith(store.get(name), CorruptObjectError);
+			await assert.rejects(store.get(name), { code: 500 });
+			await rejectsWith(store.copy(name, `${name}-copy`), CorruptObjectError);
+			assert.equal(await store.head(`${name}-copy`), null);
+		}
+		assert.equal((await readAll(await store.get("many", { start: 0, end: 3 }))).toString(), "abcd", "the parts that are there can be read");
+		assert.deepEqual(tmpEntries(), []);
+		// a crafted manifest that is a symlink is not read
+		mkdirSync(join(root, "ml"));
+		symlinkSync(join(root, "secret"), join(root, "ml", ".composite.json"));
+		await rejectsWith(store.get("ml"), NotFoundError);
+		// nor is a symlink to a directory that looks like a composite
+		await upload(store, "real", partsOf([2, 2]));
+		symlinkSync(join(root, "real"), join(root, "alias"));
+		await rejectsWith(store.get("alias"), NotFoundError);
+		assert.equal(await store.head("alias"), null);
+		const listed = await keysOf(store.list(""));
+		assert.ok(listed.includes("real") && !listed.some((k) => k.startsWith("alias")));
+		// the damaged ones are listed as objects (their manifest is valid), the crafted ones as folders
+		assert.ok(listed.includes("short") && listed.includes("paths/.composite.json"));
+	});
+
+	it("a store of a structured datasource assembles a plain file and sees a composite as a folder", async () => {
+		const plain = new LocalStore(root);
+		const parts = partsOf([10, 20]);
+		await upload(plain, "docs/report.bin", parts);
+		assert.ok(statSync(join(root, "docs", "report.bin")).isFile());
+		assert.ok((await readAll(await plain.get("docs/report.bin"))).equals(Buffer.concat(parts)));
+		await upload(store, "comp", parts);
+		await rejectsWith(plain.get("comp"), NotFoundError);
+		assert.equal(await plain.head("comp"), null);
+		assert.deepEqual(await keysOf(plain.list("comp")), ["comp/.composite.json", "comp/part.00002", "comp/part.00004"]);
+	});
+
+	it("cleanupStaging leaves composites alone and removes stale build leftovers", async () => {
+		await upload(store, "keep", partsOf([3, 4, 5, 6, 7]));
+		mkdirSync(join(root, ".cellar-tmp", "crashed.composite"));
+		writeFileSync(join(root, ".cellar-tmp", "crashed.composite", "part.00001"), "x");
+		await new Promise((r) => setTimeout(r, 20));
+		assert.deepEqual(await store.cleanupStaging(10), { removed: 1 });
+		assert.equal((await readAll(await store.get("keep"))).length, 25);
+	});
+
+	it("openStore makes composite stores only for flat, unencrypted LOCAL datasources", () => {
+		const open = (extra: Record<string, unknown>) => openStore({ StorageType: "LOCAL", StorageConfiguration: { folder: root }, ...extra }, root) as LocalStore;
+		assert.equal(open({ FlatStorage: true }).composite, true);
+		assert.equal(open({ FlatStorage: true, EncryptionMode: "CLEAR" }).composite, true);
+		assert.equal(open({ FlatStorage: false }).composite, false);
+		assert.equal(open({}).composite, false);
+		assert.equal(open({ FlatStorage: true, EncryptionMode: "MASTER", EncryptionKey: "k" }).composite, false);
 	});
 });
 
