@@ -74,8 +74,7 @@ const TreeService: ServiceSchema = {
 			rest: "POST /tree/create",
 			params: { Nodes: nodeList, Recursive: { type: "boolean", optional: true }, TemplateUUID: { type: "string", optional: true, max: 128 } },
 			async handler(ctx: Context<{ Nodes: NodeIn[]; Recursive?: boolean; TemplateUUID?: string }, Meta>) {
-				if (ctx.params.TemplateUUID) throw new BadRequestError("Creating from a template is not supported yet (no node templates exist)");
-				return { Children: await createNodes(this.recycleDeps(), requireUser(ctx), ctx.params.Nodes, ctx.params.Recursive ?? false) };
+				return { Children: await createNodes(this.recycleDeps(), requireUser(ctx), ctx.params.Nodes, ctx.params.Recursive ?? false, ctx.params.TemplateUUID) };
 			},
 		},
 		remove: {

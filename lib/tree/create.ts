@@ -1,12 +1,18 @@
-// Creating nodes as users do it (POST /a/tree/create): folders (with their missing parents when asked) and empty
-// files, never a workspace root nor anything in the recycle bin, which the server manages.
-import { BadRequestError, ForbiddenError } from "../errors";
+// Creating nodes as users do it (POST /a/tree/create): folders (with their missing parents when asked) and
+// files, empty or with a document template's content, never a workspace root nor anything in the recycle bin,
+// which the server manages.
+import { lookup as mimeLookup } from "mime-types";
+import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
+import { getTemplate } from "../templates";
 import type { RecycleDeps } from "./recycle";
 import { presentNode } from "./present";
 import { RECYCLE_BIN, type TreeNode } from "./model";
 
-export async function createNodes(deps: RecycleDeps, user: Identity, nodes: { Path?: string; Type?: string }[], recursive: boolean): Promise<TreeNode[]> {
+export async function createNodes(deps: RecycleDeps, user: Identity, nodes: { Path?: string; Type?: string }[], recursive: boolean, templateUuid?: string): Promise<TreeNode[]> {
+	// An unknown template fails the request before anything is created; folders ignore a known one.
+	const template = templateUuid ? getTemplate(templateUuid) : undefined;
+	if (templateUuid && !template) throw new NotFoundError(`template ${templateUuid} not found`, "template.notfound");
 	const seen = new Set<string>();
 	const out: TreeNode[] = [];
 	for (const n of nodes) {
@@ -18,7 +24,12 @@ export async function createNodes(deps: RecycleDeps, user: Identity, nodes: { Pa
 		if (loc.rel === "") throw new ForbiddenError("A workspace root cannot be created", "node.not.writeable");
 		if (loc.rel.split("/")[0] === RECYCLE_BIN) throw new ForbiddenError("The recycle bin is managed by the server", "node.not.writeable");
 		// Folders announce themselves (with their missing parents) through the operations' hook.
-		const doc = n.Type === "LEAF" ? await deps.ops.createEmptyFile(loc.ds, loc.path) : await deps.ops.mkdir(loc.ds, loc.path, recursive);
+		const doc =
+			n.Type !== "LEAF"
+				? await deps.ops.mkdir(loc.ds, loc.path, recursive)
+				: template
+					? await deps.ops.createFileWith(loc.ds, loc.path, template.content, mimeLookup(loc.path) || "application/octet-stream")
+					: await deps.ops.createEmptyFile(loc.ds, loc.path);
 		if (doc.type === "LEAF") deps.changed("create", doc);
 		out.push(presentNode(doc, loc));
 	}

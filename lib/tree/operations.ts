@@ -54,6 +54,12 @@ export class TreeOperations {
 		return this.writeFile(dsName, path, Readable.from([]), { size: 0 });
 	}
 
+	/** A new file with the given content (a document template), refused like an empty one over an existing node. */
+	async createFileWith(dsName: string, path: string, content: Buffer, contentType?: string): Promise<NodeDoc> {
+		if (await this.index.get(dsName, path)) throw new ConflictError(`${path} already exists`, "node.exists");
+		return this.writeFile(dsName, path, Readable.from(content.length ? [content] : []), { size: content.length, contentType });
+	}
+
 	/** Where new content for `path` goes: the node's uuid and the object key, the parent folders created. */
 	async prepareWrite(dsName: string, path: string, owner?: string): Promise<{ uuid: string; key: string; flat: boolean }> {
 		const ds = await this.datasource(dsName);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { expandServices } from "../../lib/runner";
@@ -68,15 +68,20 @@ describe("docker-compose.yml", () => {
 		assert.notEqual(dataVolume("cellar1"), dataVolume("cellar2"));
 	});
 
-	it("splits services: the gateway and the set-up on cellar1, identity services on both", () => {
+	it("splits services: the gateway, the set-up and the files on cellar1, identity services on both", () => {
 		const names = (n: string) => String(compose.services[n].environment?.SERVICES).split(",").map((s) => s.trim());
 		const one = names("cellar1");
 		const two = names("cellar2");
 		assert.ok(one.includes("api") && one.includes("install"));
 		assert.ok(!two.includes("api") && !two.includes("install"), "only one node performs the set-up and prints the password");
-		for (const s of ["auth", "users", "roles", "workspaces", "acl", "policy"]) {
+		for (const s of ["auth", "users", "roles", "workspaces", "acl", "policy", "search", "templates"]) {
 			assert.ok(one.includes(s) && two.includes(s), `${s} on both nodes`);
 		}
+		// The file services next to the gateway and the LOCAL datasources' volume.
+		for (const s of ["datasources", "tree", "meta", "jobs", "versions", "encryption", "selections"]) assert.ok(one.includes(s), `${s} on cellar1`);
+		// Every service runs somewhere.
+		const all = readdirSync(SERVICES_DIR).filter((f) => f.endsWith(".service.ts")).map((f) => f.replace(".service.ts", ""));
+		assert.deepEqual(all.filter((s) => !one.includes(s) && !two.includes(s)), []);
 		// Every name is a service file (the start script resolves them; an unknown name is an error).
 		for (const n of nodes) assert.ok(expandServices(String(compose.services[n].environment?.SERVICES), SERVICES_DIR)!.length > 0);
 		assert.equal(compose.services.cellar1.environment?.PORT, "8080");
