@@ -82,6 +82,16 @@ function streamedPut(url: string, file: string, headers: Record<string, string>)
 	});
 }
 
+/** One GET read to the end; its duration in ms. */
+async function timedGet(url: string, headers: Record<string, string> = {}): Promise<number> {
+	const t = Date.now();
+	const r = await fetch(url, { headers });
+	let n = 0;
+	for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) n += chunk.length;
+	if (n !== FILE_MB * 1024 * 1024) throw new Error(`downloaded ${n} bytes`);
+	return Date.now() - t;
+}
+
 function run(opts: autocannon.Options): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
 	return new Promise((resolve, reject) =>
 		autocannon({ connections: 50, duration: DURATION, ...opts }, (err, r) => (err ? reject(err) : resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx }))),
@@ -124,12 +134,14 @@ async function main() {
 			return Date.now() - t;
 		})();
 		// A bare Node http server doing that: the body to a file (fsynced) with its md5, nothing else.
+		// (GET: the same server streams the file back, the bare baseline of downloads.)
 		const barePutPort = await freePort();
-		const barePut = spawn(process.execPath, ["-e", `const fs=require("node:fs"),c=require("node:crypto"),{pipeline}=require("node:stream/promises"),{Transform}=require("node:stream");require("node:http").createServer(async(q,s)=>{const h=c.createHash("md5");await pipeline(q,new Transform({transform(b,e,cb){h.update(b);cb(null,b)}}),fs.createWriteStream(${JSON.stringify(join(dataDir, "bare.bin"))},{flush:true,highWaterMark:1<<20}));s.end(h.digest("hex"))}).listen(${barePutPort},"127.0.0.1")`], { stdio: "ignore" });
+		const barePut = spawn(process.execPath, ["-e", `const fs=require("node:fs"),c=require("node:crypto"),{pipeline}=require("node:stream/promises"),{Transform}=require("node:stream");const f=${JSON.stringify(join(dataDir, "bare.bin"))};require("node:http").createServer(async(q,s)=>{if(q.method==="GET"){s.writeHead(200,{"Content-Length":fs.statSync(f).size});return fs.createReadStream(f,{highWaterMark:1<<19}).pipe(s)}const h=c.createHash("md5");await pipeline(q,new Transform({transform(b,e,cb){h.update(b);cb(null,b)}}),fs.createWriteStream(f,{flush:true,highWaterMark:1<<20}));s.end(h.digest("hex"))}).listen(${barePutPort},"127.0.0.1")`], { stdio: "ignore" });
 		procs.push(barePut);
 		await new Promise((r) => setTimeout(r, 300));
 		execFileSync("sync");
 		const bareMs = await streamedPut(`http://127.0.0.1:${barePutPort}/`, src, {});
+		const bareGetMs = await timedGet(`http://127.0.0.1:${barePutPort}/`);
 		rmSync(join(dataDir, "bare.bin"), { force: true });
 		execFileSync("sync");
 		const up = await peakRss(node.pid!, async () => {
@@ -145,6 +157,8 @@ async function main() {
 			if (n !== FILE_MB * 1024 * 1024) throw new Error(`downloaded ${n} bytes`);
 			return Date.now() - t;
 		});
+		// The same download with the light client the bare server is measured with.
+		const lightDown = await peakRss(node.pid!, () => timedGet(`${base}/io/common-files/bench/big.bin`, { "X-Pydio-Bearer": token }));
 		// The same file with a light client (one streamed PUT, token in X-Pydio-Bearer): the server's own path,
 		// without the SDK's client-side hashing competing for the same two cores.
 		execFileSync("sync");
@@ -160,6 +174,7 @@ async function main() {
 		await new Upload({ client: sinkS3, params: { Bucket: "io", Key: "k", Body: createReadStream(src) }, partSize: 64 * 1024 * 1024, queueSize: 4 }).done();
 		const sinkMs = Date.now() - t1;
 		const mbps = (ms: number) => ((FILE_MB / ms) * 1000).toFixed(0);
+		const ofBare2 = (ms: number) => `${((bareGetMs / ms) * 100).toFixed(0)}% of bare`;
 		const ofBare = (ms: number) => `${((bareMs / ms) * 100).toFixed(0)}% of bare`;
 		console.log(`cp + sync of the same file             ${mbps(cpMs).padStart(6)} MB/s  (median of ${cpRuns.map((ms) => mbps(ms)).join(", ")} MB/s)`);
 		console.log(`md5 of the file alone, one core        ${mbps(md5Ms).padStart(6)} MB/s  ${((cpMs / md5Ms) * 100).toFixed(0)}% of cp   (every S3 PUT's ETag)`);
@@ -167,7 +182,9 @@ async function main() {
 		console.log(`/io upload (one streamed PUT, bearer)   ${mbps(raw.result).padStart(6)} MB/s  ${((cpMs / raw.result) * 100).toFixed(0)}% of cp  ${ofBare(raw.result)}   node peak RSS ${raw.peakMb.toFixed(0)} MB`);
 		console.log(`/io upload (SDK multipart, 64 MB parts) ${mbps(up.result).padStart(6)} MB/s  ${((cpMs / up.result) * 100).toFixed(0)}% of cp  ${((sinkMs / up.result) * 100).toFixed(0)}% of sink   node peak RSS ${up.peakMb.toFixed(0)} MB`);
 		console.log(`  the same SDK upload into a byte sink ${mbps(sinkMs).padStart(6)} MB/s  ${((cpMs / sinkMs) * 100).toFixed(0)}% of cp   (the client's own ceiling here)`);
-		console.log(`/io download (GetObject)               ${mbps(down.result).padStart(6)} MB/s  ${((cpMs / down.result) * 100).toFixed(0)}% of cp   node peak RSS ${down.peakMb.toFixed(0)} MB`);
+		console.log(`bare http GET of the file              ${mbps(bareGetMs).padStart(6)} MB/s  ${((cpMs / bareGetMs) * 100).toFixed(0)}% of cp   (a bare Node server streaming it)`);
+		console.log(`/io download (GET, bearer)             ${mbps(lightDown.result).padStart(6)} MB/s  ${((cpMs / lightDown.result) * 100).toFixed(0)}% of cp  ${ofBare2(lightDown.result)}   node peak RSS ${lightDown.peakMb.toFixed(0)} MB`);
+		console.log(`/io download (SDK GetObject)           ${mbps(down.result).padStart(6)} MB/s  ${((cpMs / down.result) * 100).toFixed(0)}% of cp  ${ofBare2(down.result)}   node peak RSS ${down.peakMb.toFixed(0)} MB`);
 		rmSync(src);
 
 		// 2. Stat and listing against a bare server answering the same bytes.
