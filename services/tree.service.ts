@@ -196,10 +196,10 @@ const TreeService: ServiceSchema = {
 			},
 		},
 		sweep: {
-			params: { maxAgeMs: { type: "number", min: 0 } },
-			async handler(ctx: Context<{ maxAgeMs: number }, Meta>) {
+			params: { maxAgeMs: { type: "number", min: 0 }, orphans: { type: "boolean", optional: true } },
+			async handler(ctx: Context<{ maxAgeMs: number; orphans?: boolean }, Meta>) {
 				requireAdmin(ctx);
-				return { Removed: await this.sweepAll(ctx.params.maxAgeMs) };
+				return { Removed: await this.sweepAll(ctx.params.maxAgeMs, ctx.params.orphans ?? false) };
 			},
 		},
 		roots: {
@@ -315,10 +315,17 @@ const TreeService: ServiceSchema = {
 		changed(ctx: Context, type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
 			this.broadcastChange(type, doc, from);
 		},
-		async sweepAll(maxAgeMs: number): Promise<number> {
-			const list = await this.broker.call<{ Name: string }[], Record<string, never>>("datasources.list", {}).catch(() => [] as { Name: string }[]);
+		/** Staging leftovers of every datasource; with `orphans`, also unreferenced objects of the tree's flat ones. */
+		async sweepAll(maxAgeMs: number, orphans = false): Promise<number> {
+			type Ds = { Name: string; StorageConfiguration?: Record<string, string> };
+			const list = await this.broker.call<Ds[], Record<string, never>>("datasources.list", {}).catch(() => [] as Ds[]);
+			const warn = (name: string) => (e: Error) => (this.logger.warn(`Sweeping ${name}: ${e.message}`), 0);
 			let removed = 0;
-			for (const d of list) removed += await this.ops.sweepStaging(d.Name, maxAgeMs).catch((e: Error) => (this.logger.warn(`Sweeping ${d.Name}: ${e.message}`), 0));
+			for (const d of list) {
+				removed += await this.ops.sweepStaging(d.Name, maxAgeMs).catch(warn(d.Name));
+				// Internal datasources (versions, thumbnails) hold objects the tree does not index.
+				if (orphans && d.StorageConfiguration?.cellsInternal !== "true") removed += await this.ops.sweepOrphans(d.Name, maxAgeMs).catch(warn(d.Name));
+			}
 			return removed;
 		},
 		recycleDeps(): RecycleDeps {
@@ -380,7 +387,9 @@ const TreeService: ServiceSchema = {
 		});
 		this.reader = new TreeReader(index, this.resolver, async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? this.broker.call("versions.list", { uuid }) : []));
 		// Content of writes interrupted by a crash is never in the index; it is swept once a day old.
-		const sweep = () => this.sweepAll(24 * 3600_000);
+		// Unreferenced objects of flat datasources (a listing of all their storage) once a day.
+		let runs = 0;
+		const sweep = () => this.sweepAll(24 * 3600_000, runs++ % 24 === 0);
 		// First sweep once the node has settled (the datasources service may start after this one).
 		this.sweeper = setInterval(() => void sweep(), 3600_000);
 		this.sweeper.unref?.();

@@ -3,6 +3,7 @@
 // moved one at a time (copy to the uuid key, point the index at it, delete the old object). Re-running after a
 // crash picks up where it stopped; nothing is deleted before the index points at its copy.
 import type { ObjectStore } from "../storage/types";
+import { NotFoundError } from "../errors";
 import type { TreeIndex } from "./index";
 import type { NodeDoc } from "./model";
 
@@ -22,7 +23,7 @@ export async function convertToFlat(index: TreeIndex, ds: string, store: ObjectS
 			if (isFlatKey(n)) report.alreadyFlat++;
 			else {
 				const target = n._id;
-				if (store.rename) await store.rename(n.key, target);
+				if (store.rename) await store.rename(n.key, target).catch((e) => adoptMoved(store, e, target));
 				else await store.copy(n.key, target);
 				await index.setKey(n._id, target);
 				if (!store.rename) await store.delete(n.key).catch(() => undefined);
@@ -35,6 +36,14 @@ export async function convertToFlat(index: TreeIndex, ds: string, store: ObjectS
 	}
 	// Empty folders of the old layout are left in storage: removing folders recursively could only lose data.
 	return report;
+}
+
+/**
+ * A rename that finds its source gone while the target exists was done before a crash that came before the index
+ * was pointed at it: the target is the file's content (no other writer uses a node's bare uuid as a key).
+ */
+async function adoptMoved(store: ObjectStore, err: unknown, target: string): Promise<void> {
+	if (!(err instanceof NotFoundError) || !(await store.head(target))) throw err;
 }
 
 /** Flat keys are the node uuid, possibly with a version suffix (`<uuid>.<nonce>`). */

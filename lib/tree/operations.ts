@@ -9,9 +9,12 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from ".
 import { TreeIndex } from "./index";
 import { baseName, joinPath, parentOf } from "./paths";
 import { RECYCLE_BIN, type NodeDoc } from "./model";
+import { isFlatKey } from "./convert";
 
 /** Where structured datasources receive uploads before they are renamed onto their path. */
 export const STAGING = ".cellar-staging";
+/** The keys content gets in flat datasources: the node's uuid, with a nonce for each later version. */
+const FLAT_OBJECT = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\.[0-9a-z]{1,40})?$/;
 
 export interface DatasourceHandle {
 	name: string;
@@ -243,6 +246,28 @@ export class TreeOperations {
 		}
 		const own = ds.store as { cleanupStaging?: (ms: number) => Promise<{ removed: number }> };
 		if (own.cleanupStaging) removed += (await own.cleanupStaging(maxAgeMs)).removed;
+		return removed;
+	}
+
+	/**
+	 * Removes objects of a flat datasource that no node of it points to, once older than `maxAgeMs`: content of an
+	 * upload whose node was never committed, or replaced or deleted content whose removal a crash interrupted.
+	 * Only keys shaped like the ones this service writes there (`<uuid>`, `<uuid>.<nonce>`) are candidates; an
+	 * object whose node still has a structured key is a conversion under way and is kept.
+	 */
+	async sweepOrphans(dsName: string, maxAgeMs: number): Promise<number> {
+		const ds = await this.datasource(dsName);
+		if (!ds.flat) return 0;
+		const limit = Date.now() - maxAgeMs;
+		let removed = 0;
+		for await (const o of ds.store.list("")) {
+			const uuid = FLAT_OBJECT.exec(o.key)?.[1];
+			if (!uuid || o.mtime >= limit) continue;
+			const node = await this.index.byUuid(uuid);
+			if (node && node.ds === dsName && (node.key === o.key || !isFlatKey(node))) continue;
+			await ds.store.delete(o.key).catch(() => undefined);
+			removed++;
+		}
 		return removed;
 	}
 

@@ -1,7 +1,7 @@
 // "Upgrade DataSource Format": a structured datasource becomes flat without losing a byte, while it stays in
 // use, and a second run (as after a crash) finishes what is left and changes nothing else.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { S3Client, PutObjectCommand, GetObjectCommand } from "@aws-sdk/client-s3";
 import { startNode, type TestNode } from "../helpers/node";
@@ -47,5 +47,21 @@ describe("HTTP: structured to flat conversion", function () {
 		assert.equal(again.converted, 0);
 		assert.equal(again.alreadyFlat, 4);
 		assert.ok(readdirSync(dir).filter((f) => /^[0-9a-f-]{36}$/.test(f)).length >= 4);
+	});
+
+	it("resumes a conversion cut between a file's move and the index update", async () => {
+		assert.equal((await node.api("POST", "/a/config/datasource/conv2", { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "conv2" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/workspace/ws-conv2", { Label: "Conv2", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { "DATASOURCE:conv2": { Uuid: "DATASOURCE:conv2", Path: "conv2" } } }, admin)).status, 200);
+		await io.send(new PutObjectCommand({ Bucket: "io", Key: "ws-conv2/d/cut.txt", Body: "cut short" }));
+		const uuid = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("ws-conv2/d/cut.txt")}`, undefined, admin)).body.Node.Uuid as string;
+		// The state a crash leaves: the file already at its uuid key, the index still pointing at its path.
+		const dir = join(node.dataDir, "conv2");
+		renameSync(join(dir, "d", "cut.txt"), join(dir, uuid));
+		const user = await node.broker.call("auth.resolve", { token: admin });
+		const report = await node.broker.call<{ converted: number; failed: unknown[] }, { ds: string }>("tree.convertToFlat", { ds: "conv2" }, { meta: { user } });
+		assert.deepEqual(report.failed, []);
+		assert.equal(report.converted, 1);
+		const got = await io.send(new GetObjectCommand({ Bucket: "io", Key: "ws-conv2/d/cut.txt" }));
+		assert.equal(await got.Body!.transformToString(), "cut short");
 	});
 });

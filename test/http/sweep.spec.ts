@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { randomUUID } from "node:crypto";
 import { startNode, type TestNode } from "../helpers/node";
 
 describe("HTTP: sweeping leftovers of interrupted writes", function () {
@@ -33,5 +34,36 @@ describe("HTTP: sweeping leftovers of interrupted writes", function () {
 		assert.ok(!existsSync(files.oldStaged));
 		assert.ok(!existsSync(files.oldTmp));
 		assert.ok(existsSync(files.newStaged));
+	});
+
+	it("removes objects of a flat datasource that no node points to, once old, and nothing else", async () => {
+		const root = join(node.dataDir, "pydiods1");
+		const day = 24 * 3600;
+		const old = Date.now() / 1000 - 2 * day;
+		const put = await fetch(`${node.url}/io/common-files/sweep/kept.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": admin }, body: "kept content" });
+		assert.equal(put.status, 200);
+		const uuid = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/sweep/kept.txt")}`, undefined, admin)).body.Node.Uuid as string;
+		assert.ok(existsSync(join(root, uuid)), "flat content lives at the node's uuid");
+		const plant = (name: string, age: number | null) => {
+			writeFileSync(join(root, name), "x");
+			if (age !== null) utimesSync(join(root, name), age, age);
+			return join(root, name);
+		};
+		const orphan = plant(randomUUID(), old);
+		const superseded = plant(`${uuid}.m0ld1234`, old);
+		const fresh = plant(randomUUID(), null);
+		const foreign = plant("notes.txt", old);
+		utimesSync(join(root, uuid), old, old);
+		const user = await node.broker.call("auth.resolve", { token: admin });
+		// Without `orphans` (the hourly run) nothing of this is touched.
+		await node.broker.call("tree.sweep", { maxAgeMs: day * 1000 }, { meta: { user } });
+		assert.ok(existsSync(orphan));
+		await node.broker.call("tree.sweep", { maxAgeMs: day * 1000, orphans: true }, { meta: { user } });
+		assert.ok(!existsSync(orphan), "an old object no node points to is removed");
+		assert.ok(!existsSync(superseded), "an old replaced version of a node's content is removed");
+		assert.ok(existsSync(fresh), "a recent object may be an upload about to be committed");
+		assert.ok(existsSync(foreign), "what this service did not write is left alone");
+		const got = await fetch(`${node.url}/io/common-files/sweep/kept.txt`, { headers: { "X-Pydio-Bearer": admin } });
+		assert.equal(await got.text(), "kept content");
 	});
 });
