@@ -16,18 +16,19 @@
 import type { Context, ServiceSchema } from "moleculer";
 import { randomUUID } from "node:crypto";
 import { DbMixin } from "../mixins/db.mixin";
-import { BadRequestError, ForbiddenError, NotFoundError, TooManyRequestsError } from "../lib/errors";
+import { BadRequestError, ForbiddenError, TooManyRequestsError } from "../lib/errors";
 import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import type { ObjectStore } from "../lib/storage";
 import { DataStoresMixin } from "../mixins/datastores.mixin";
 import { JobQueue, TaskInterrupted, type TaskControl } from "../lib/jobs/queue";
 import { JobsRepo } from "../lib/jobs/repo";
+import { controlJob, type ControlDeps, type CtrlParams } from "../lib/jobs/control";
 import { isJobName, jobId, jobLabel, jobParams, parseJsonParameters, type JobName } from "../lib/jobs/params";
 import { JobFailure, RUNNERS, precheck, type JobEnv } from "../lib/jobs/runners";
 import { checkFields, fullyPrefiltered, matches, parseQuery, prefilter } from "../lib/jobs/query";
 import {
-	LOG_DB_FIELDS, LOG_FIELDS, RESTART_MESSAGE, TASK_STATUSES, identityOf, isActive, operationUuid, presentJob, presentLog, presentTask, snapshotOf,
+	LOG_DB_FIELDS, LOG_FIELDS, RESTART_MESSAGE, SYSTEM_USER, TASK_STATUSES, identityOf, isActive, operationUuid, presentJob, presentLog, presentTask, resyncOnRestart, snapshotOf,
 	type JobDoc, type LogDoc, type TaskDoc, type TaskStatus,
 } from "../lib/jobs/model";
 
@@ -45,7 +46,6 @@ const idParam = { type: "string", optional: true, max: 255, pattern: /^[^/\\\u00
 
 interface CreateParams { JobName: string; JsonParameters?: string }
 interface ListParams { Owner?: string; EventsOnly?: boolean; TimersOnly?: boolean; LoadTasks?: TaskStatus; JobIDs?: string[]; TasksOffset?: number; TasksLimit?: number }
-interface CtrlParams { Cmd?: string; JobId?: string; TaskId?: string; OwnerId?: string; RunParameters?: Record<string, string> }
 interface LogParams { Query?: string; Page?: number; Size?: number; Format?: string }
 interface DeleteParams { JobId?: string; TaskID?: string[]; Status?: TaskStatus[]; PruneLimit?: number }
 
@@ -116,7 +116,7 @@ const JobsService: ServiceSchema = {
 				JobId: idParam, TaskId: idParam, OwnerId: str(), RunParameters: { type: "record", optional: true },
 			},
 			async handler(ctx: Context<CtrlParams, Meta>) {
-				return { Msg: await this.command(requireUser(ctx), ctx.params) };
+				return { Msg: await controlJob(this.controlDeps(), requireUser(ctx), ctx.params) };
 			},
 		},
 		logs: {
@@ -211,6 +211,7 @@ const JobsService: ServiceSchema = {
 		/** The owner as the task acts: refreshed from the users service when there is one (roles may have changed). */
 		async ownerIdentity(job: JobDoc): Promise<Identity> {
 			type Info = { Login: string; Profile: Identity["Profile"]; GroupPath: string; Roles: string[]; Locked?: boolean } | null;
+			if (job.User.Uuid === SYSTEM_USER.Uuid) return identityOf(job.User);
 			const info = await this.broker.call<Info, { uuid: string }>("users.authInfo", { uuid: job.User.Uuid }).catch((e: { name?: string }) => (e?.name === "ServiceNotFoundError" ? undefined : Promise.reject(e)));
 			if (info === undefined) return identityOf(job.User);
 			if (!info) throw new JobFailure(`User ${job.Owner} no longer exists`);
@@ -274,6 +275,16 @@ const JobsService: ServiceSchema = {
 		},
 
 		/** Stop / Pause / Resume on this node, if the task is here (queued or running); false if it is not. */
+		controlDeps(): ControlDeps {
+			return {
+				repo: this.repo,
+				applyLocal: (taskId, cmd) => this.applyLocal(taskId, cmd),
+				elsewhere: (node) => node !== this.broker.nodeID && !!this.broker.registry.nodes.get(node)?.available,
+				sendControl: (taskId, cmd) => this.broker.broadcast("jobs.task.control", { TaskId: taskId, Cmd: cmd }),
+				updateTask: (task, fields, job) => this.updateTask(task, fields, job),
+				newTask: (jobId, owner) => this.newTask(jobId, owner),
+			};
+		},
 		async applyLocal(taskId: string, cmd: "Stop" | "Pause" | "Resume"): Promise<boolean> {
 			const c = this.queue.control(taskId);
 			if (!c) return false;
@@ -292,62 +303,16 @@ const JobsService: ServiceSchema = {
 			return true;
 		},
 
-		async command(user: Identity, p: CtrlParams): Promise<string> {
-			const cmd = p.Cmd ?? "None";
-			if (cmd === "None") throw new BadRequestError("Cmd is required (Pause, Resume, Stop, Delete, RunOnce, Active or Inactive)");
-			let task: TaskDoc | null = null;
-			if (p.TaskId) {
-				task = await this.repo.task(p.TaskId);
-				if (!task || (p.JobId && task.JobID !== p.JobId)) throw new NotFoundError(`Task ${p.TaskId} not found`, "task.notfound");
-			}
-			const jobIdOf = task?.JobID ?? p.JobId;
-			if (!jobIdOf) throw new BadRequestError("JobId or TaskId is required");
-			const job: JobDoc | null = await this.repo.job(jobIdOf);
-			if (!job) throw new NotFoundError(`Job ${jobIdOf} not found`, "job.notfound");
-			if (job.Owner !== user.Login && !isAdmin(user)) throw new ForbiddenError("You can only control your own jobs");
-			const tasks: TaskDoc[] = task ? [task] : await this.repo.tasksOf([job._id]);
-			switch (cmd) {
-				case "Stop":
-				case "Pause":
-				case "Resume": {
-					const targets = tasks.filter((t) => isActive(t.Status));
-					if (!targets.length) throw new BadRequestError(`No task of ${job._id} is queued or running`);
-					for (const t of targets) {
-						if (await this.applyLocal(t._id, cmd)) continue;
-						if (t.Node !== this.broker.nodeID && this.broker.registry.nodes.get(t.Node)?.available) {
-							// Running on another node: that node applies it.
-							await this.broker.broadcast("jobs.task.control", { TaskId: t._id, Cmd: cmd });
-						} else if (cmd === "Stop") {
-							// Nobody runs it any more: it is simply ended.
-							await this.updateTask(t, { Status: "Interrupted", StatusMessage: "Interrupted by the user", EndTime: now() }, job);
-						} else throw new BadRequestError(`Task ${t._id} is not running on any node`);
-					}
-					return `${cmd} sent to ${targets.length} task(s)`;
-				}
-				case "Delete": {
-					if (tasks.some((t) => isActive(t.Status))) throw new BadRequestError("Stop the task before deleting it");
-					if (task) await this.repo.removeTasks([task._id]);
-					else await this.repo.removeJob(job._id);
-					return task ? `Task ${task._id} deleted` : `Job ${job._id} deleted`;
-				}
-				case "RunOnce": {
-					if (p.RunParameters && Object.keys(p.RunParameters).length) throw new BadRequestError("RunParameters are not supported: a user job runs again with its own parameters");
-					if (job.Inactive) throw new BadRequestError(`Job ${job._id} is inactive`);
-					if (tasks.some((t) => isActive(t.Status))) throw new BadRequestError(`Job ${job._id} is already running`);
-					if (job.Name === "datasource-resync" && !isAdmin(user)) throw new ForbiddenError("Only administrators can resync a datasource");
-					await this.repo.patchJob(job._id, { ModifiedAt: now() });
-					const t = await this.newTask(job._id, job.Owner);
-					return `Task ${t._id} queued`;
-				}
-				case "Active":
-				case "Inactive":
-					await this.repo.patchJob(job._id, { Inactive: cmd === "Inactive", ModifiedAt: now() });
-					return `Job ${job._id} is now ${cmd === "Inactive" ? "inactive" : "active"}`;
-				default:
-					throw new BadRequestError(`Unsupported command ${cmd}`);
+		/** Queues a resync of every structured datasource (see resyncOnRestart), as the system user. */
+		async resyncStructured(): Promise<void> {
+			try {
+				await this.broker.waitForServices(["datasources", "tree"], 60_000);
+				const names = resyncOnRestart(await this.broker.call("datasources.list", {}));
+				for (const dsName of names) await this.broker.call("jobs.create", { JobName: "datasource-resync", JsonParameters: JSON.stringify({ dsName }) }, { meta: { user: SYSTEM_USER } });
+			} catch (e) {
+				if (!this.shuttingDown && !(this.broker as { stopping?: boolean }).stopping) this.logger.warn(`Resync of structured datasources at start: ${(e as Error).message}`);
 			}
 		},
-
 		/**
 		 * Tasks that a stopped node left behind: queued ones are queued here, those it was running (or had paused)
 		 * end in Error, "Interrupted by a server restart". Each task is claimed first, so two nodes never both take it.
@@ -384,6 +349,8 @@ const JobsService: ServiceSchema = {
 		const clustered = !!this.broker.transit;
 		// Alone: every unfinished task is ours. In a cluster: ours now, the dead nodes' once discovery had time.
 		await this.recover((t: TaskDoc) => !clustered || t.Node === me);
+		// Not awaited: the datasources and tree services may start after this one.
+		void this.resyncStructured();
 		if (clustered) {
 			this.orphanTimer = setTimeout(() => {
 				const alive = this.aliveNodes();

@@ -93,6 +93,18 @@ export function identityOf(s: UserSnapshot): Identity {
 	return { ...s, Roles: [...s.Roles], ExpiresAt: Math.floor(Date.now() / 1000) + 24 * 3600 };
 }
 
+/** Who runs the jobs the server starts by itself (Cells' system user): an administrator without roles. */
+export const SYSTEM_USER: Identity = { Uuid: "pydio.system.user", Login: "pydio.system.user", Profile: "admin", GroupPath: "/", Roles: [], TokenKind: "session", ExpiresAt: 0 };
+
+/**
+ * The datasources to resync when a node starts, as Cells does: structured ones (files may have been added or
+ * removed by other tools, or a crash may have come between a write to storage and its index update), unless
+ * their `SkipSyncOnRestart` says not to. Internal ones (versions, thumbnails) have no tree.
+ */
+export function resyncOnRestart(list: { Name: string; FlatStorage?: boolean; SkipSyncOnRestart?: boolean; Disabled?: boolean; StorageConfiguration?: Record<string, string> }[]): string[] {
+	return list.filter((d) => d.FlatStorage === false && !d.SkipSyncOnRestart && !d.Disabled && d.StorageConfiguration?.cellsInternal !== "true").map((d) => d.Name);
+}
+
 /** `<jobId>-<first 8 chars of the task id>`, as Cells names a task's operation in its logs. */
 export function operationUuid(jobId: string, taskId: string): string {
 	return `${jobId}-${taskId.slice(0, 8)}`;
