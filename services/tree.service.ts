@@ -16,7 +16,7 @@ import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
 import { presentAdminNode, presentNode } from "../lib/tree/present";
 import { parentOf, splitPath } from "../lib/tree/paths";
-import { RECYCLE_BIN, rootUuid, type NodeDoc } from "../lib/tree/model";
+import { checkUserWritable, rootUuid, type NodeDoc } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { DataStoresMixin } from "../mixins/datastores.mixin";
 import { listWorkspaceObjects } from "../lib/tree/objects";
@@ -135,7 +135,8 @@ const TreeService: ServiceSchema = {
 				const user = requireUser(ctx);
 				const from = await this.resolver.require(ctx.params.From, user, "write");
 				const to = await this.resolver.require(ctx.params.To, user, "write");
-				if (from.rel === "" || to.rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
+				if (from.rel === "") checkUserWritable(from.rel);
+				checkUserWritable(to.rel);
 				const moved: NodeDoc = await this.ops.move(from.ds, from.path, to.ds, to.path);
 				this.changed(ctx, "move", moved, { ds: from.ds, path: from.path });
 				return presentNode(moved, to);
@@ -147,7 +148,7 @@ const TreeService: ServiceSchema = {
 				const user = requireUser(ctx);
 				const from = await this.resolver.require(ctx.params.From, user, "read");
 				const to = await this.resolver.require(ctx.params.To, user, "write");
-				if (to.rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
+				checkUserWritable(to.rel);
 				const created: NodeDoc[] = await this.ops.copyTree(from.ds, from.path, to.ds, to.path);
 				for (const d of created) this.changed(ctx, "create", d);
 				return presentNode(created[0], to);
@@ -238,7 +239,7 @@ const TreeService: ServiceSchema = {
 			params: { Path: { type: "string", max: 8192 } },
 			async handler(ctx: Context<{ Path: string }, Meta>) {
 				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
-				if (loc.rel === "" || loc.rel === RECYCLE_BIN) throw new ForbiddenError("This folder is managed by the server", "node.not.writeable");
+				checkUserWritable(loc.rel);
 				return { ds: loc.ds, path: loc.path, ...(await this.ops.prepareWrite(loc.ds, loc.path, ctx.meta.user?.Uuid)) };
 			},
 		},
@@ -287,7 +288,7 @@ const TreeService: ServiceSchema = {
 				const user = requireUser(ctx);
 				const from = await this.resolver.require(ctx.params.From, user, "read");
 				const to = await this.resolver.require(ctx.params.To, user, "write");
-				if (to.rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
+				checkUserWritable(to.rel);
 				const doc: NodeDoc = await this.ops.copyFile(from.ds, from.path, to.ds, to.path);
 				this.changed(ctx, "create", doc);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };

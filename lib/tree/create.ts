@@ -2,12 +2,12 @@
 // files, empty or with a document template's content, never a workspace root nor anything in the recycle bin,
 // which the server manages.
 import { lookup as mimeLookup } from "mime-types";
-import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
+import { BadRequestError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
 import { getTemplate } from "../templates";
 import type { RecycleDeps } from "./recycle";
 import { presentNode } from "./present";
-import { RECYCLE_BIN, type TreeNode } from "./model";
+import { checkUserWritable, type TreeNode } from "./model";
 
 export async function createNodes(deps: RecycleDeps, user: Identity, nodes: { Path?: string; Type?: string }[], recursive: boolean, templateUuid?: string): Promise<TreeNode[]> {
 	// An unknown template fails the request before anything is created; folders ignore a known one.
@@ -21,8 +21,7 @@ export async function createNodes(deps: RecycleDeps, user: Identity, nodes: { Pa
 		if (seen.has(path)) continue;
 		seen.add(path);
 		const loc = await deps.resolver.require(path, user, "write");
-		if (loc.rel === "") throw new ForbiddenError("A workspace root cannot be created", "node.not.writeable");
-		if (loc.rel.split("/")[0] === RECYCLE_BIN) throw new ForbiddenError("The recycle bin is managed by the server", "node.not.writeable");
+		checkUserWritable(loc.rel);
 		// Folders announce themselves (with their missing parents) through the operations' hook.
 		const doc =
 			n.Type !== "LEAF"

@@ -1,6 +1,7 @@
 // A node as the index stores it. Paths are datasource-relative ("" is the datasource root); `dsPath` and
 // `parentKey` are the two indexed lookups (a node by path, the children of a folder).
 import type { Doc } from "../../mixins/db.mixin";
+import { ForbiddenError } from "../errors";
 
 export type NodeType = "LEAF" | "COLLECTION";
 
@@ -25,6 +26,15 @@ export interface NodeDoc extends Doc {
 export const dsKey = (ds: string, path: string): string => (path === "" ? ds : `${ds}/${path}`);
 export const rootUuid = (ds: string): string => `DATASOURCE:${ds}`;
 export const RECYCLE_BIN = "recycle_bin";
+
+/**
+ * Users write anywhere in a workspace but at its root and in its recycle bin, which the server manages (deleting
+ * moves nodes there, restoring takes them out). `rel` is the path inside the workspace root.
+ */
+export function checkUserWritable(rel: string): void {
+	if (rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
+	if (rel === RECYCLE_BIN || rel.startsWith(`${RECYCLE_BIN}/`)) throw new ForbiddenError("The recycle bin is managed by the server: delete and restore files instead", "node.not.writeable");
+}
 
 /** The wire shape of a node (treeNode), before Cells encoding. */
 export interface TreeNode {

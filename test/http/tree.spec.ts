@@ -73,6 +73,24 @@ describe("HTTP: the node tree", function () {
 		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files" }] }, alice)).status, 403);
 	});
 
+	it("keeps users from writing into the recycle bin, by any route; taking things out of it is a move like any", async () => {
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/recycle_bin/x", Type: "COLLECTION" }] }, alice)).status, 403);
+		const put = await fetch(`${node.url}/io/common-files/recycle_bin/y.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body: "y" });
+		assert.equal(put.status, 403);
+		assert.match(await put.text(), /AccessDenied/);
+		assert.equal((await fetch(`${node.url}/io/common-files/a/kept.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body: "k" })).status, 200);
+		const copy = await fetch(`${node.url}/io/common-files/recycle_bin/kept.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": alice, "x-amz-copy-source": "/io/common-files/a/kept.txt" } });
+		assert.equal(copy.status, 403);
+		const fine = await fetch(`${node.url}/io/common-files/a/copied.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": alice, "x-amz-copy-source": "/io/common-files/a/kept.txt" } });
+		assert.equal(fine.status, 200, "the same copy elsewhere is fine");
+		const user = await node.broker.call("auth.resolve", { token: alice });
+		await assert.rejects(node.broker.call("tree.copy", { From: "common-files/a/kept.txt", To: "common-files/recycle_bin/sub/kept.txt" }, { meta: { user } }), (e: { code?: number }) => e.code === 403);
+		// Out of the bin: allowed.
+		await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files/a/kept.txt" }] }, alice);
+		await node.broker.call("tree.move", { From: "common-files/recycle_bin/kept.txt", To: "common-files/a/back.txt" }, { meta: { user } });
+		assert.equal((await node.api("GET", "/a/tree/stat/common-files%2Fa%2Fback.txt", undefined, alice)).status, 200);
+	});
+
 	it("keeps personal files personal", async () => {
 		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "personal-files/mine", Type: "COLLECTION" }] }, alice)).status, 200);
 		const own = await node.api("POST", "/a/tree/stats", { NodePaths: ["personal-files/*"] }, alice);
