@@ -197,7 +197,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			const body = typeof data === "string" ? data : JSON.stringify(data);
 			const type = ctx.meta.$responseType ?? "application/json; charset=utf-8";
 			const user = ctx.meta.user;
-			this.responses.set(req.$cacheKey, { type, body, user: user?.Login ?? "-" }, user ? user.ExpiresAt * 1000 : Infinity, Date.now(), req.$cacheGen);
+			this.responses.set(req.$cacheKey, { type, body: Buffer.from(body), user: user?.Login ?? "-" }, user ? user.ExpiresAt * 1000 : Infinity, Date.now(), req.$cacheGen);
 			ctx.meta.$responseType = type;
 			return body;
 		},

@@ -7,7 +7,8 @@ import { TtlCache } from "./ttl-cache";
 
 export interface CachedResponse {
 	type: string;
-	body: string;
+	/** Encoded once: a hit writes the bytes as they are. */
+	body: Buffer;
 	user: string;
 }
 
@@ -32,7 +33,7 @@ export class ResponseCache extends TtlCache<CachedResponse> {
 	}
 
 	serve(res: ServerResponse, hit: CachedResponse, requestId: string): void {
-		res.writeHead(200, { "Content-Type": hit.type, "X-Request-Id": requestId, "Content-Length": Buffer.byteLength(hit.body) });
+		res.writeHead(200, { "Content-Type": hit.type, "X-Request-Id": requestId, "Content-Length": hit.body.length });
 		res.end(hit.body);
 	}
 }
