@@ -10,6 +10,7 @@ import { S3Client, GetObjectCommand, PutObjectCommand, CopyObjectCommand } from 
 import { Upload } from "@aws-sdk/lib-storage";
 import { bufferSource, openEntry, openZip } from "../../lib/jobs/zip";
 import { startNode, type TestNode } from "../helpers/node";
+import { finished } from "../helpers/jobs";
 
 const MB = 1024 * 1024;
 const md5 = (b: Buffer) => createHash("md5").update(b).digest("hex");
@@ -55,21 +56,9 @@ describe("HTTP: multipart uploads kept as composite objects", function () {
 	it("copies, moves and zips like any file", async () => {
 		await s3.send(new CopyObjectCommand({ Bucket: "io", Key: "common-files/composite/copy.bin", CopySource: `io/${key}` }));
 		assert.equal(md5(await bytes("common-files/composite/copy.bin")), md5(big));
-		const moved = await node.api("PUT", "/a/jobs/user/move", { JsonParameters: JSON.stringify({ nodes: ["common-files/composite/copy.bin"], target: "common-files/composite/moved.bin", targetParent: false }) }, token);
-		assert.equal(moved.status, 200, moved.text);
-		for (let i = 0; i < 100; i++) {
-			if ((await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/composite/moved.bin")}`, undefined, token)).status === 200) break;
-			await new Promise((r) => setTimeout(r, 50));
-		}
+		await finished(node.api, token, "move", { nodes: ["common-files/composite/copy.bin"], target: "common-files/composite/moved.bin", targetParent: false });
 		assert.equal(md5(await bytes("common-files/composite/moved.bin")), md5(big));
-		const r = await node.api("PUT", "/a/jobs/user/compress", { JobName: "compress", JsonParameters: JSON.stringify({ nodes: ["common-files/composite/moved.bin"], archiveName: "common-files/composite/moved.zip", format: "zip" }) }, token);
-		assert.equal(r.status, 200, r.text);
-		let task: { Status?: string; StatusMessage?: string } = {};
-		for (let i = 0; i < 400 && !["Finished", "Error", "Interrupted"].includes(task.Status ?? ""); i++) {
-			await new Promise((res) => setTimeout(res, 50));
-			task = (await node.api("POST", "/a/jobs/user", { JobIDs: [r.body.JobUuid] }, token)).body.Jobs?.[0]?.Tasks?.[0] ?? {};
-		}
-		assert.equal(task.Status, "Finished", task.StatusMessage);
+		await finished(node.api, token, "compress", { nodes: ["common-files/composite/moved.bin"], archiveName: "common-files/composite/moved.zip", format: "zip" });
 		const src = bufferSource(await bytes("common-files/composite/moved.zip"));
 		const entries = [];
 		for await (const e of (await openZip(src)).entries()) entries.push(e);

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { S3Client, PutObjectCommand, GetObjectCommand, ListObjectsV2Command, CopyObjectCommand } from "@aws-sdk/client-s3";
 import { bufferSource, openZip } from "../../lib/jobs/zip";
 import { startNode, type TestNode } from "../helpers/node";
+import { finished } from "../helpers/jobs";
 import { startS3rver, type TestS3 } from "../helpers/s3rver";
 
 const md5 = (b: Buffer | string) => createHash("md5").update(b).digest("hex");
@@ -103,14 +104,7 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 			});
 
 			it("zips a folder with a job and the archive downloads whole", async () => {
-				const r = await node.api("PUT", "/a/jobs/user/compress", { JobName: "compress", JsonParameters: JSON.stringify({ nodes: [`${ws}/moved`], archiveName: `${ws}/moved.zip`, format: "zip" }) }, admin);
-				assert.equal(r.status, 200, r.text);
-				let task: { Status?: string; StatusMessage?: string } = {};
-				for (let i = 0; i < 200 && !["Finished", "Error", "Interrupted"].includes(task.Status ?? ""); i++) {
-					await new Promise((res) => setTimeout(res, 50));
-					task = (await node.api("POST", "/a/jobs/user", { JobIDs: [r.body.JobUuid] }, admin)).body.Jobs?.[0]?.Tasks?.[0] ?? {};
-				}
-				assert.equal(task.Status, "Finished", task.StatusMessage);
+				await finished(node.api, admin, "compress", { nodes: [`${ws}/moved`], archiveName: `${ws}/moved.zip`, format: "zip" });
 				const zip = Buffer.from(await (await io.send(new GetObjectCommand({ Bucket: "io", Key: `${ws}/moved.zip` }))).Body!.transformToByteArray());
 				const names: string[] = [];
 				const src = bufferSource(zip);

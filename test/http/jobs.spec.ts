@@ -8,12 +8,13 @@ import type { AddressInfo } from "node:net";
 import { ServiceBroker } from "moleculer";
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { startNode, type ApiResponse, type TestNode } from "../helpers/node";
+import { FINAL, finished, job, startJob, tasks, waitTask } from "../helpers/jobs";
+
+type Api = TestNode["api"];
 import { ZipWriter, bufferSource, openEntry, openZip } from "../../lib/jobs/zip";
 import { TarWriter, readTar } from "../../lib/jobs/tar";
 import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
-
-const FINAL = ["Finished", "Error", "Interrupted"];
 
 function s3For(node: Pick<TestNode, "url">, token: string): S3Client {
 	return new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: token, secretAccessKey: "gatewaysecret" } });
@@ -26,43 +27,6 @@ async function put(s3: S3Client, key: string, body: string | Buffer): Promise<vo
 async function get(s3: S3Client, key: string): Promise<Buffer> {
 	const r = await s3.send(new GetObjectCommand({ Bucket: "io", Key: key }));
 	return Buffer.from(await r.Body!.transformToByteArray());
-}
-
-type Api = TestNode["api"];
-
-async function job(api: Api, token: string, name: string, params: unknown): Promise<ApiResponse> {
-	return api("PUT", `/a/jobs/user/${encodeURIComponent(name)}`, { JobName: name, JsonParameters: typeof params === "string" ? params : JSON.stringify(params) }, token);
-}
-
-async function startJob(api: Api, token: string, name: string, params: unknown): Promise<string> {
-	const r = await job(api, token, name, params);
-	assert.equal(r.status, 200, r.text);
-	assert.ok(r.body.JobUuid);
-	return r.body.JobUuid as string;
-}
-
-async function tasks(api: Api, token: string, jobId: string): Promise<any[]> {
-	const r = await api("POST", "/a/jobs/user", { JobIDs: [jobId] }, token);
-	assert.equal(r.status, 200, r.text);
-	return r.body.Jobs?.[0]?.Tasks ?? [];
-}
-
-/** Waits until the job's newest task is in one of `statuses`. */
-async function waitTask(api: Api, token: string, jobId: string, statuses = FINAL, ms = 20_000): Promise<any> {
-	const until = Date.now() + ms;
-	for (;;) {
-		const [t] = await tasks(api, token, jobId);
-		if (t && statuses.includes(t.Status)) return t;
-		if (Date.now() > until) assert.fail(`task of ${jobId} still ${t?.Status} (${t?.StatusMessage})`);
-		await new Promise((r) => setTimeout(r, 40));
-	}
-}
-
-async function finished(api: Api, token: string, name: string, params: unknown): Promise<{ jobId: string; task: any }> {
-	const jobId = await startJob(api, token, name, params);
-	const task = await waitTask(api, token, jobId);
-	assert.equal(task.Status, "Finished", `${name}: ${task.StatusMessage}`);
-	return { jobId, task };
 }
 
 async function stat(api: Api, token: string, path: string): Promise<ApiResponse> {

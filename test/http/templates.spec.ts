@@ -1,26 +1,15 @@
 // Document templates through the real gateway: the listing (GET /a/templates) and files created from them
 // (POST /a/tree/create with TemplateUUID), read back through stat and the /io gateway.
 import assert from "node:assert/strict";
+import { readZip } from "../helpers/zip";
 import { createHash } from "node:crypto";
-import { bufferSource, METHOD_STORE, openEntry, openZip, type ZipEntry } from "../../lib/jobs/zip";
+import { METHOD_STORE } from "../../lib/jobs/zip";
 import { getTemplate } from "../../lib/templates";
 import { startNode, type TestNode } from "../helpers/node";
 
 const md5 = (b: Buffer) => createHash("md5").update(b).digest("hex");
 const enc = (p: string) => encodeURIComponent(p);
 
-async function zipEntries(buf: Buffer): Promise<{ entries: ZipEntry[]; files: Map<string, Buffer> }> {
-	const src = bufferSource(buf);
-	const entries: ZipEntry[] = [];
-	const files = new Map<string, Buffer>();
-	for await (const e of (await openZip(src)).entries()) {
-		entries.push(e);
-		const chunks: Buffer[] = [];
-		for await (const c of await openEntry(src, e)) chunks.push(c as Buffer);
-		files.set(e.name, Buffer.concat(chunks));
-	}
-	return { entries, files };
-}
 
 interface RestTemplate {
 	UUID: string;
@@ -101,7 +90,7 @@ describe("HTTP: document templates", function () {
 				assert.equal(got.length, 0);
 				continue;
 			}
-			const { entries, files } = await zipEntries(got);
+			const { entries, files } = await readZip(got);
 			if (ext.startsWith(".od")) {
 				assert.equal(entries[0].name, "mimetype");
 				assert.equal(entries[0].method, METHOD_STORE);

@@ -1,24 +1,15 @@
+// lib/templates on its own: every template is a valid document of its format (the project's zip reader and strict
+// XML parser read it back), built once, the same bytes on every node.
 import assert from "node:assert/strict";
+import { readZip } from "../helpers/zip";
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
-import { bufferSource, METHOD_STORE, openEntry, openZip, type ZipEntry } from "../../lib/jobs/zip";
+import { METHOD_STORE } from "../../lib/jobs/zip";
 import { parseXml, type XmlNode } from "../../lib/io/xml";
 import { getTemplate, listTemplates } from "../../lib/templates";
 import { packZip } from "../../lib/templates/pack";
 import { docxParts } from "../../lib/templates/office";
 
-async function readZip(buf: Buffer): Promise<{ entries: ZipEntry[]; files: Map<string, Buffer> }> {
-	const src = bufferSource(buf);
-	const entries: ZipEntry[] = [];
-	const files = new Map<string, Buffer>();
-	for await (const e of (await openZip(src)).entries()) {
-		entries.push(e);
-		const chunks: Buffer[] = [];
-		for await (const c of await openEntry(src, e)) chunks.push(c as Buffer); // checks CRC and size
-		files.set(e.name, Buffer.concat(chunks));
-	}
-	return { entries, files };
-}
 
 function find(node: XmlNode, name: string): XmlNode[] {
 	const out = node.name === name ? [node] : [];
