@@ -184,11 +184,27 @@ export class TreeIndex {
 		return { node, previous };
 	}
 
-	/** The node and everything below it. */
+	/** The node and everything below it (nothing when it does not exist). */
 	async subtree(ds: string, path: string): Promise<NodeDoc[]> {
 		if (path === "") return this.store.find({ query: { ds } });
-		const key = dsKey(ds, path);
-		return this.store.find({ query: { $or: [{ dsPath: key }, { dsPath: new RegExp(`^${escapeRe(key)}/`) }] } });
+		const top = await this.get(ds, path);
+		if (!top || top.type === "LEAF") return top ? [top] : [];
+		// In memory: down the folder-children index, visiting only the subtree (a path-prefix query has to test
+		// every node of the index: 200 ms per delete at 100,000 nodes). Callers get copies, as from a query.
+		const memory = this.store.memory;
+		if (memory?.matching("parentKey", top.dsPath)) {
+			const out = [top];
+			const folders = [top.dsPath];
+			for (let key = folders.pop(); key !== undefined; key = folders.pop()) {
+				for (const d of memory.matching("parentKey", key) ?? []) {
+					out.push({ ...d, meta: { ...d.meta } });
+					if (d.type === "COLLECTION") folders.push(d.dsPath);
+				}
+			}
+			return out;
+		}
+		// MongoDB answers an anchored prefix from its dsPath index.
+		return [top, ...(await this.store.find({ query: { dsPath: new RegExp(`^${escapeRe(top.dsPath)}/`) } }))];
 	}
 
 	/** Renames `from` to `to` (same or another datasource) with everything below it; uuids are kept. */

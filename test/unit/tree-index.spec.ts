@@ -67,6 +67,26 @@ describe("tree index (NeDB)", function () {
 		assert.deepEqual(page.nodes.map((d) => d.name), ["0-first.txt", [...names].sort()[1]]);
 	});
 
+	it("finds a subtree through the children index, the same as the path-prefix query", async () => {
+		const index = new TreeIndex(store);
+		await index.mkdir("ds1", "tree/a/b", true);
+		await index.mkdir("ds1", "tree/a-sibling", true);
+		await index.mkdir("ds1", "treetop", true);
+		for (const p of ["tree/x.txt", "tree/a/y.txt", "tree/a/b/z.txt", "tree/a-sibling/w.txt", "treetop/v.txt"]) await index.commitFile("ds1", p, { uuid: `u-${p}`, key: `u-${p}`, size: 1, etag: "e" });
+		const paths = (docs: { path: string }[]) => docs.map((d) => d.path).sort();
+		const expected = ["tree", "tree/a", "tree/a-sibling", "tree/a-sibling/w.txt", "tree/a/b", "tree/a/b/z.txt", "tree/a/y.txt", "tree/x.txt"];
+		assert.deepEqual(paths(await index.subtree("ds1", "tree")), expected);
+		// Without the in-memory view (as on MongoDB): the query answers the same.
+		const queried = new TreeIndex({ ...store, memory: undefined, find: store.find, get: store.get, findOne: store.findOne } as Store<NodeDoc>);
+		assert.deepEqual(paths(await queried.subtree("ds1", "tree")), expected);
+		assert.deepEqual(paths(await index.subtree("ds1", "tree/a/y.txt")), ["tree/a/y.txt"]);
+		assert.deepEqual(await index.subtree("ds1", "tree/nope"), []);
+		// Copies: changing one does not change the index.
+		const [, child] = await index.subtree("ds1", "tree/a");
+		child.meta.touched = "yes";
+		assert.equal((await index.byUuid(child._id))?.meta.touched, undefined);
+	});
+
 	it("scans every node once in uuid order, a page at a time, as copies", async () => {
 		const index = new TreeIndex(store);
 		const seen: string[] = [];
