@@ -76,6 +76,25 @@ for (const backend of ["nedb", "mongo"] as const) {
 			assert.match(content, /on disk/);
 		});
 
+		it("compacts an NeDB file once the writes since the last compaction pass twice the documents", async function () {
+			if (backend !== "nedb") return this.skip();
+			const name = `compact_${process.pid}_${Date.now()}`;
+			const svc = broker.createService({ name: `compacttest${Date.now()}`, mixins: [DbMixin(name, { compactAfter: 50 })] }) as Service & { store: Store<Item> };
+			await broker.waitForServices(svc.name, 5000, 10);
+			const s = svc.store;
+			const file = join(dir, "db", `${name}.db`);
+			const lines = () => readFileSync(file, "utf8").split("\n").filter(Boolean).length;
+			for (let i = 0; i < 10; i++) await s.insert({ _id: `d${i}`, name: "doc", n: 0 });
+			// Every write appends a line; the 50th triggers a rewrite holding one line per document.
+			for (let i = 0; i < 39; i++) await s.patch(`d${i % 10}`, { n: i });
+			assert.ok(lines() >= 49, `${lines()} lines before the threshold`);
+			await s.patch("d0", { n: 100 });
+			for (let i = 0; i < 50 && lines() > 10; i++) await new Promise((r) => setTimeout(r, 20));
+			assert.equal(lines(), 10);
+			assert.equal((await s.get("d0"))?.n, 100);
+			assert.equal(await s.count({}), 10);
+		});
+
 		it("offers NeDB's documents without copies: by an indexed field, an _id range page by page, all", async function () {
 			if (backend !== "nedb") {
 				assert.equal(store.memory, undefined);
