@@ -203,8 +203,14 @@ async function main() {
 		const bareList = await run({ url: `http://127.0.0.1:${barePort}/list`, method: "POST", headers: auth, body: listBody });
 		const list = await run({ url: `${base}/a/tree/stats`, method: "POST", headers: auth, body: listBody });
 		const row = (n: string, f: { rps: number; p99: number }, b: { rps: number }) => console.log(`${n.padEnd(38)} ${f.rps.toFixed(0).padStart(7)} req/s  p99 ${f.p99} ms  ${((f.rps / b.rps) * 100).toFixed(0)}% of bare (${b.rps.toFixed(0)})`);
+		// The same requests made different every time (a query string, a page size): never from the response cache.
+		let n = 0;
+		const statMiss = await run({ url: statUrl, headers: auth, requests: [{ setupRequest: (r) => ({ ...r, path: `${new URL(statUrl).pathname}?miss=${n++}` }) }] });
+		const listMiss = await run({ url: `${base}/a/tree/stats`, method: "POST", headers: auth, requests: [{ setupRequest: (r) => ({ ...r, body: JSON.stringify({ NodePaths: ["common-files/bench/*"], Limit: 50 + (n++ % 9000) }) }) }] });
 		row("GET /a/tree/stat/{file}", stat, bareStat);
 		row("POST /a/tree/stats <folder>/* (20)", list, bareList);
+		row("  the same, never cached: stat", statMiss, bareStat);
+		row("  the same, never cached: listing", listMiss, bareList);
 
 		// 3. A folder with many children: written straight into the index file while the node is stopped.
 		await fetch(`${base}/a/tree/create`, { method: "POST", headers: auth, body: JSON.stringify({ Nodes: [{ Path: "common-files/many", Type: "COLLECTION" }] }) });
