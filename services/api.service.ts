@@ -194,11 +194,12 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		remember(this: GatewayThis, ctx: Context<unknown, Meta>, req: Req, data: unknown): unknown {
 			if (!req.$cacheKey || !req.$action?.httpCache || ctx.meta.$responseHeaders || (ctx.meta.$statusCode ?? 200) !== 200) return data;
 			if (data === null || data === undefined || Buffer.isBuffer(data) || (typeof data === "object" && typeof (data as { pipe?: unknown }).pipe === "function")) return data;
-			const body = typeof data === "string" ? data : JSON.stringify(data);
+			const body = Buffer.from(typeof data === "string" ? data : JSON.stringify(data));
 			const type = ctx.meta.$responseType ?? "application/json; charset=utf-8";
 			const user = ctx.meta.user;
-			this.responses.set(req.$cacheKey, { type, body: Buffer.from(body), user: user?.Login ?? "-" }, user ? user.ExpiresAt * 1000 : Infinity, Date.now(), req.$cacheGen);
+			this.responses.set(req.$cacheKey, { type, body, user: user?.Login ?? "-" }, user ? user.ExpiresAt * 1000 : Infinity, Date.now(), req.$cacheGen);
 			ctx.meta.$responseType = type;
+			// The bytes just cached are the answer: moleculer-web sends a Buffer as it is, with $responseType.
 			return body;
 		},
 
