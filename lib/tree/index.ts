@@ -8,6 +8,8 @@ import { dsKey, rootUuid, type NodeDoc, type NodeType } from "./model";
 import { ChildListings, type ChildEntry } from "./listings";
 
 const now = () => Math.floor(Date.now() / 1000);
+/** A node as callers may change it: the store's own objects stay as they are (values are flat but for meta). */
+const copyDoc = (d: NodeDoc): NodeDoc => ({ ...d, meta: { ...d.meta } });
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 export interface ListOptions {
@@ -64,14 +66,19 @@ export class TreeIndex {
 		return { folders, entries };
 	}
 
+	/** One node by an indexed field: straight from memory when the store holds it (no query), else a query. */
+	private async one(field: "dsPath" | "_id", value: string): Promise<NodeDoc | null> {
+		const hit = this.store.memory?.matching(field, value);
+		if (hit) return hit.length ? copyDoc(hit[0]) : null;
+		return field === "_id" ? this.store.get(value) : this.store.findOne({ [field]: value });
+	}
+
 	async get(ds: string, path: string): Promise<NodeDoc | null> {
-		const doc = await this.store.findOne({ dsPath: dsKey(ds, path) });
-		return doc;
+		return this.one("dsPath", dsKey(ds, path));
 	}
 
 	async byUuid(uuid: string): Promise<NodeDoc | null> {
-		const doc = await this.store.get(uuid);
-		return doc;
+		return this.one("_id", uuid);
 	}
 
 	async ensureRoot(ds: string): Promise<NodeDoc> {
@@ -97,9 +104,8 @@ export class TreeIndex {
 		const offset = opts.offset ?? 0;
 		const page = list.slice(offset, opts.limit ? offset + opts.limit : undefined);
 		if (!page.length) return { nodes: [], total: list.length };
-		const docs = await this.store.find({ query: { _id: { $in: page.map((e) => e.id) } } });
-		const byId = new Map(docs.map((d) => [d._id, d]));
-		return { nodes: page.map((e) => byId.get(e.id)).filter((d): d is NodeDoc => !!d), total: list.length };
+		const nodes = (await Promise.all(page.map((e) => this.byUuid(e.id)))).filter((d): d is NodeDoc => !!d);
+		return { nodes, total: list.length };
 	}
 
 	/** Number of files and folders directly inside a folder (dot-files excluded). */
@@ -197,7 +203,7 @@ export class TreeIndex {
 			const folders = [top.dsPath];
 			for (let key = folders.pop(); key !== undefined; key = folders.pop()) {
 				for (const d of memory.matching("parentKey", key) ?? []) {
-					out.push({ ...d, meta: { ...d.meta } });
+					out.push(copyDoc(d));
 					if (d.type === "COLLECTION") folders.push(d.dsPath);
 				}
 			}
@@ -246,7 +252,7 @@ export class TreeIndex {
 		// In memory: walk the uuid index from `after`, never visiting the rest (a range query would collect all of
 		// it per page, making a full scan quadratic). Callers get copies, as from a query.
 		const memory = this.store.memory;
-		if (memory) return memory.idsAfter(after, limit).map((d) => ({ ...d, meta: { ...d.meta } }));
+		if (memory) return memory.idsAfter(after, limit).map(copyDoc);
 		// Sorting the rest of a large index on every page would make a full scan quadratic.
 		const sort = this.store.idOrdered ? undefined : ["_id"];
 		return this.store.find({ query: { _id: { $gt: after ?? "" } }, sort, limit });
