@@ -212,7 +212,7 @@ export function DbMixin(collection: string, opts: { indexes?: StoreIndex[]; comp
 			const MongoAdapter = cfg.mongoUri ? (require("moleculer-db-adapter-mongo") as typeof MongoAdapterClass) : undefined;
 			const adapter = MongoAdapter
 				? new MongoAdapter(cfg.mongoUri as string)
-				: new DbService.MemoryAdapter({ filename: join(ensureDir(join(cfg.dataDir, "db")), `${collection}.db`), autoload: true });
+				: new DbService.MemoryAdapter({ filename: join(ensureDir(join(cfg.dataDir, "db")), `${collection}.db`) });
 			this.adapter = adapter as unknown as typeof this.adapter;
 			this.adapter.init(this.broker, this);
 			this.store = makeStore(this.adapter, { compactAfter: opts.compactAfter });
