@@ -111,6 +111,11 @@ const SearchService: ServiceSchema = {
 					return;
 				} catch (err) {
 					if (this.stopping) return;
+					// A tree with many nodes takes a while to load: waiting longer is not a failure.
+					if ((err as { name?: string }).name === "MoleculerServerError" && /waiting is timed out/.test((err as Error).message)) {
+						this.logger.info("search index: waiting for the tree service");
+						continue;
+					}
 					this.logger.warn(`search index build failed (attempt ${attempt + 1}): ${(err as Error).message}`);
 					await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** attempt)));
 				}

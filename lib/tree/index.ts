@@ -110,10 +110,7 @@ export class TreeIndex {
 
 	/** Number of files and folders directly inside a folder (dot-files excluded). */
 	async childCounts(ds: string, path: string): Promise<{ files: number; folders: number }> {
-		const list = await this.childList(dsKey(ds, path));
-		let folders = 0;
-		for (const e of list) if (e.type === "COLLECTION") folders++;
-		return { files: list.length - folders, folders };
+		return this.listings.counts(await this.childList(dsKey(ds, path)));
 	}
 
 	/** Drops what memory holds about a folder's children (another replica changed them). */

@@ -22,6 +22,8 @@ function search(list: ChildEntry[], name: string): number {
 
 export class ChildListings {
 	private folders = new Map<string, ChildEntry[]>();
+	/** How many of each listing's entries are folders (kept with every change: counting a million is slow). */
+	private subfolders = new WeakMap<ChildEntry[], number>();
 	private entries = 0;
 
 	constructor(private readonly maxEntries = 2_000_000) {}
@@ -34,6 +36,17 @@ export class ChildListings {
 			this.folders.set(parentKey, list);
 		}
 		return list;
+	}
+
+	/** Files and folders in a listing held here. */
+	counts(list: ChildEntry[]): { files: number; folders: number } {
+		let folders = this.subfolders.get(list);
+		if (folders === undefined) {
+			folders = 0;
+			for (const e of list) if (e.type === "COLLECTION") folders++;
+			this.subfolders.set(list, folders);
+		}
+		return { files: list.length - folders, folders };
 	}
 
 	set(parentKey: string, unsorted: ChildEntry[]): ChildEntry[] {
@@ -53,11 +66,14 @@ export class ChildListings {
 		const list = this.folders.get(parentKey);
 		if (!list || entry.name.startsWith(".")) return;
 		const i = search(list, entry.name);
-		if (list[i]?.name === entry.name) list[i] = entry;
+		const folders = this.subfolders.get(list);
+		const was = list[i]?.name === entry.name ? list[i] : undefined;
+		if (was) list[i] = entry;
 		else {
 			list.splice(i, 0, entry);
 			this.entries++;
 		}
+		if (folders !== undefined) this.subfolders.set(list, folders + (entry.type === "COLLECTION" ? 1 : 0) - (was?.type === "COLLECTION" ? 1 : 0));
 	}
 
 	remove(parentKey: string, name: string): void {
@@ -65,8 +81,10 @@ export class ChildListings {
 		if (!list) return;
 		const i = search(list, name);
 		if (list[i]?.name === name) {
-			list.splice(i, 1);
+			const [gone] = list.splice(i, 1);
 			this.entries--;
+			const folders = this.subfolders.get(list);
+			if (folders !== undefined && gone.type === "COLLECTION") this.subfolders.set(list, folders - 1);
 		}
 	}
 

@@ -65,6 +65,15 @@ describe("tree index (NeDB)", function () {
 		const page = await index.children("ds1", "big", { limit: 2 });
 		assert.equal(page.total, 1200);
 		assert.deepEqual(page.nodes.map((d) => d.name), ["0-first.txt", [...names].sort()[1]]);
+		// Counts follow the writes without a recount.
+		assert.deepEqual(await index.childCounts("ds1", "big"), { files: 1200, folders: 0 });
+		await index.mkdir("ds1", "big/sub1", false);
+		await index.mkdir("ds1", "big/sub2", false);
+		await index.remove("ds1", "big/0-first.txt");
+		assert.deepEqual(await index.childCounts("ds1", "big"), { files: 1199, folders: 2 });
+		await index.remove("ds1", "big/sub1");
+		assert.deepEqual(await index.childCounts("ds1", "big"), { files: 1199, folders: 1 });
+		assert.deepEqual(await new TreeIndex(store).childCounts("ds1", "big"), { files: 1199, folders: 1 }, "a fresh count agrees");
 	});
 
 	it("finds a subtree through the children index, the same as the path-prefix query", async () => {
