@@ -20,6 +20,7 @@ import { IdentityCache } from "../lib/gateway/identity-cache";
 import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/response-cache";
 import { parseSize, readBody, parseJsonBody } from "../lib/gateway/read-json";
 import { IoGateway } from "../lib/io/gateway";
+import { isS3ServiceRequest } from "../lib/io/request";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import { derivedKey } from "../lib/auth/jwt";
 
@@ -206,7 +207,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		/** Answers from the response cache when it can; otherwise hands the request to moleculer-web. */
 		onRequest(this: GatewayThis, req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void) {
 			const url = req.url ?? "";
-			if (url === "/io" || url.startsWith("/io/") || url.startsWith("/io?")) return void this.io.handle(req, res);
+			if (url === "/io" || url.startsWith("/io/") || url.startsWith("/io?") || isS3ServiceRequest(req.method, url, req.headers)) return void this.io.handle(req, res);
 			if (!cacheableRequest(req)) return next(req, res);
 			const started = process.hrtime.bigint();
 			// On a miss the request goes on to moleculer-web; a POST body, already read here, is parsed for it (its

@@ -398,6 +398,16 @@ function headerSafe(name: string, v: string): string {
  * Classifies a request. Throws S3Error: NoSuchBucket (bucket other than "io"), InvalidArgument (bad key, bad
  * parameters), MethodNotAllowed, NotImplemented (known but unsupported sub-resources, SigV4a streaming).
  */
+/**
+ * S3's service-level call, ListBuckets (`GET /` on the endpoint), signed as S3 signs: `aws s3 ls` and other
+ * clients start with it. Everything else under `/` belongs to the REST API and the front end.
+ */
+export function isS3ServiceRequest(method: string | undefined, url: string, headers: Headers): boolean {
+	if (method !== "GET" || !(url === "/" || url.startsWith("/?"))) return false;
+	const auth = headers["authorization"];
+	return (typeof auth === "string" && auth.startsWith("AWS4-HMAC-SHA256 ")) || /[?&]X-Amz-Credential=/i.test(url);
+}
+
 export function parseS3Request(method: string, url: string, headers: Headers): S3Request {
 	const m = method.toUpperCase();
 	const { path, query: rawQuery } = splitUrl(url);

@@ -15,6 +15,7 @@ import {
 	UploadPartCommand,
 	CompleteMultipartUploadCommand,
 	ListPartsCommand,
+	ListBucketsCommand,
 	type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
@@ -105,6 +106,14 @@ describe("HTTP: the /io S3 gateway", function () {
 		const stat = await node.api("GET", "/a/tree/stat/common-files%2Fio%2Fmanual.bin", undefined, token);
 		assert.equal(stat.body.Node.Size, String(10 * 1024 * 1024 + 4));
 		await assert.rejects(s3.send(new UploadPartCommand({ Bucket: "io", Key: "common-files/io/other.bin", UploadId, PartNumber: 1, Body: "x" })), (e: { name: string }) => e.name === "NoSuchUpload");
+	});
+
+	it("answers ListBuckets on the endpoint's root (aws s3 ls) with the io bucket; the root stays the API's otherwise", async () => {
+		const r = await s3.send(new ListBucketsCommand({}));
+		assert.deepEqual(r.Buckets?.map((b) => b.Name), ["io"]);
+		await assert.rejects(client(node, token, { credentials: { accessKeyId: token, secretAccessKey: "wrong" } }).send(new ListBucketsCommand({})), (e: { name: string }) => e.name === "SignatureDoesNotMatch");
+		const plain = await fetch(`${node.url}/`);
+		assert.notEqual(plain.headers.get("content-type")?.includes("xml"), true);
 	});
 
 	it("refuses a wrong secret, a bad token and missing credentials with S3 errors", async () => {
