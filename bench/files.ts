@@ -248,6 +248,21 @@ async function main() {
 		const rss = (Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${node.pid}/status`, "utf8"))?.[1]) / 1024).toFixed(0);
 		console.log(`first page of a ${CHILDREN}-child folder   first request after start ${cold.toFixed(0)} ms; then p50 ${times[14].toFixed(1)} ms  p99 ${times[28].toFixed(1)} ms`);
 		console.log(`  (node start with them: ${restartMs} ms, RSS ${rss} MB)`);
+		// Writes in a tree of that size: a small upload, then its deletion for good (each a separate request).
+		const put: number[] = [];
+		const del: number[] = [];
+		for (let i = 0; i < 21; i++) {
+			let t = process.hrtime.bigint();
+			const r = await fetch(`${base}/io/common-files/many/new-${i}.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": token }, body: `small ${i}` });
+			if (r.status !== 200) throw new Error(`PUT answered ${r.status}`);
+			put.push(Number(process.hrtime.bigint() - t) / 1e6);
+			t = process.hrtime.bigint();
+			const d = await fetch(`${base}/a/tree/delete`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: JSON.stringify({ Nodes: [{ Path: `common-files/many/new-${i}.txt` }], RemovePermanently: true }) });
+			if (d.status !== 200) throw new Error(`delete answered ${d.status}`);
+			del.push(Number(process.hrtime.bigint() - t) / 1e6);
+		}
+		const p50 = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)].toFixed(1);
+		console.log(`  among them: a small PUT p50 ${p50(put)} ms, a delete for good p50 ${p50(del)} ms`);
 	} finally {
 		node.kill("SIGKILL");
 		for (const p of procs) p.kill("SIGKILL");
