@@ -13,6 +13,10 @@ export interface CachedResponse {
 }
 
 export const CACHE_TTL_MS = 5000;
+/** Memory the cached answers may take: a client asking for many large listings cannot make the gateway grow. */
+export const CACHE_MAX_BYTES = 32 * 1024 * 1024;
+/** Answers larger than this are not kept (a listing of thousands of nodes is rarely asked twice in 5 s). */
+export const CACHE_MAX_ENTRY_BYTES = 1024 * 1024;
 
 /** Only plain API reads from a client that needs no CORS handling are candidates. */
 export function cacheableRequest(req: IncomingMessage): boolean {
@@ -28,8 +32,11 @@ export function cacheKey(req: IncomingMessage, token: string | undefined, rawBod
 }
 
 export class ResponseCache extends TtlCache<CachedResponse> {
-	constructor() {
-		super(CACHE_TTL_MS, 10_000);
+	constructor(maxBytes = CACHE_MAX_BYTES, maxEntryBytes = CACHE_MAX_ENTRY_BYTES) {
+		super(CACHE_TTL_MS, 10_000, maxBytes, (key, r) => {
+			const n = key.length + r.body.length;
+			return n > maxEntryBytes ? Infinity : n;
+		});
 	}
 
 	serve(res: ServerResponse, hit: CachedResponse, requestId: string): void {
