@@ -6,6 +6,12 @@ import { Resolver, type Location } from "./resolver";
 
 const j = (v: unknown) => JSON.stringify(v);
 
+/** Permission bits as the caller may use the node, as a file system would show them (rwx for folders). */
+function modeOf(type: NodeDoc["type"], writable: boolean): number {
+	if (type === "COLLECTION") return writable ? 0o755 : 0o555;
+	return writable ? 0o644 : 0o444;
+}
+
 export function presentNode(doc: NodeDoc, loc: Pick<Location, "ws" | "rootPath" | "write">, extra: Record<string, string> = {}): TreeNode {
 	const isRoot = doc.path === loc.rootPath;
 	const meta: Record<string, string> = { ...doc.meta, name: j(isRoot ? loc.ws.Slug : doc.name), ...extra };
@@ -19,7 +25,7 @@ export function presentNode(doc: NodeDoc, loc: Pick<Location, "ws" | "rootPath" 
 		Size: doc.size,
 		MTime: doc.mtime,
 		Etag: doc.etag,
-		Mode: doc.mode,
+		Mode: doc.mode ?? modeOf(doc.type, loc.write),
 		MetaStore: meta,
 	};
 }
@@ -38,7 +44,7 @@ export function workspaceMeta(ws: AccessibleWorkspace): Record<string, string> {
 
 /** A node in datasource paths (`<datasource>/<path>`), as the admin tree shows it. */
 export function presentAdminNode(d: NodeDoc): TreeNode {
-	return { Uuid: d._id, Path: d.path === "" ? d.ds : `${d.ds}/${d.path}`, Type: d.type, Size: d.size, MTime: d.mtime, Etag: d.etag, MetaStore: { ...d.meta, name: j(d.name) } };
+	return { Uuid: d._id, Path: d.path === "" ? d.ds : `${d.ds}/${d.path}`, Type: d.type, Size: d.size, MTime: d.mtime, Etag: d.etag, Mode: d.mode ?? modeOf(d.type, true), MetaStore: { ...d.meta, name: j(d.name) } };
 }
 
 /** A workspace as a node of the root listing (`["", "/*"]`). */

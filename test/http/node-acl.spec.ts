@@ -37,6 +37,12 @@ describe("HTTP: ACLs on folders", function () {
 		assert.equal(await got.Body!.transformToString(), "read me");
 		await assert.rejects(s3(ann).send(new PutObjectCommand({ Bucket: "io", Key: "common-files/acl/readonly/new.txt", Body: "no" })), (e: { name: string }) => e.name === "AccessDenied");
 		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files/acl/readonly/doc.txt" }] }, ann)).status, 403);
+		// What a client shows: read-only permission bits and meta.
+		const st = await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/acl/readonly/doc.txt")}`, undefined, ann);
+		assert.equal(st.body.Node.Mode, 0o444);
+		assert.equal(st.body.Node.MetaStore.node_readonly, "true");
+		const open = await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/acl/open")}`, undefined, ann);
+		assert.equal(open.body.Node.Mode, 0o755);
 	});
 
 	it("elsewhere the workspace rights apply", async () => {

@@ -35,8 +35,10 @@ describe("HTTP: the node tree", function () {
 		assert.equal(stat.body.Node.Type, "LEAF");
 		assert.equal(JSON.parse(stat.body.Node.MetaStore.name), "empty.txt");
 		assert.equal(JSON.parse(stat.body.Node.MetaStore.mime), "text/plain");
+		assert.equal(stat.body.Node.Mode, 0o644);
 		const folder = await node.api("GET", "/a/tree/stat/common-files%2Fa%2F", undefined, alice);
 		assert.equal(folder.body.Node.Type, "COLLECTION");
+		assert.equal(folder.body.Node.Mode, 0o755);
 		const list = await node.api("POST", "/a/meta/bulk/get", { NodePaths: ["common-files/a", "common-files/a/*"] }, alice);
 		assert.equal(list.status, 200, list.text);
 		assert.deepEqual(list.body.Nodes.map((n: { Path: string }) => n.Path), ["common-files/a", "common-files/a/b", "common-files/a/empty.txt"]);
