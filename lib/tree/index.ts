@@ -133,8 +133,15 @@ export class TreeIndex {
 				continue;
 			}
 			if (i < chain.length - 1 && !recursive) throw new NotFoundError(`Parent folder ${parentOf(path) || ds} does not exist`, "node.notfound");
-			last = await this.insertNode({ ds, path: p, type: "COLLECTION", size: 0 });
-			created.push(last);
+			try {
+				last = await this.insertNode({ ds, path: p, type: "COLLECTION", size: 0 });
+				created.push(last);
+			} catch (err) {
+				// Concurrent uploads into a new folder all create it: the one that lost the race uses the winner's.
+				const now = err instanceof ConflictError ? await this.get(ds, p) : null;
+				if (now?.type !== "COLLECTION") throw err;
+				last = now;
+			}
 		}
 		return { node: last as NodeDoc, created };
 	}

@@ -116,6 +116,13 @@ describe("HTTP: the /io S3 gateway", function () {
 		assert.notEqual(plain.headers.get("content-type")?.includes("xml"), true);
 	});
 
+	it("takes parallel uploads into the same new folders (each creates them; none fails)", async () => {
+		const puts = Array.from({ length: 24 }, (_, i) => s3.send(new PutObjectCommand({ Bucket: "io", Key: `common-files/race/d${i % 3}/deep/f${i}.txt`, Body: `file ${i}` })));
+		await Promise.all(puts);
+		const list = await s3.send(new ListObjectsV2Command({ Bucket: "io", Prefix: "common-files/race/" }));
+		assert.equal(list.KeyCount, 24);
+	});
+
 	it("refuses a wrong secret, a bad token and missing credentials with S3 errors", async () => {
 		await assert.rejects(client(node, token, { credentials: { accessKeyId: token, secretAccessKey: "not-the-secret" } }).send(new HeadObjectCommand({ Bucket: "io", Key: "common-files/io/hello.txt" })), (e: { $metadata: { httpStatusCode: number } }) => e.$metadata.httpStatusCode === 403);
 		await assert.rejects(client(node, "not-a-token").send(new GetObjectCommand({ Bucket: "io", Key: "common-files/io/hello.txt" })), (e: { name: string }) => e.name === "AccessDenied");
