@@ -251,6 +251,14 @@ export class TreeIndex {
 		return docs;
 	}
 
+	/** The object keys the files of a datasource point to. */
+	async keysOf(ds: string): Promise<Set<string>> {
+		const docs = this.store.memory?.all() ?? (await this.store.find({ query: { ds, type: "LEAF" } }));
+		const keys = new Set<string>();
+		for (const d of docs) if (d.ds === ds && d.key) keys.add(d.key);
+		return keys;
+	}
+
 	/** Every committed node, in uuid order, a page at a time (for rebuilding derived indexes). */
 	async scan(after: string | undefined, limit: number): Promise<NodeDoc[]> {
 		// In memory: walk the uuid index from `after`, never visiting the rest (a range query would collect all of

@@ -259,10 +259,13 @@ export class TreeOperations {
 		const ds = await this.datasource(dsName);
 		if (!ds.flat) return 0;
 		const limit = Date.now() - maxAgeMs;
+		// Taken before listing: an object committed meanwhile is younger than `limit` anyway.
+		const referenced = await this.index.keysOf(dsName);
 		let removed = 0;
 		for await (const o of ds.store.list("")) {
 			const uuid = FLAT_OBJECT.exec(o.key)?.[1];
-			if (!uuid || o.mtime >= limit) continue;
+			if (!uuid || o.mtime >= limit || referenced.has(o.key)) continue;
+			// Checked again one by one: the node may have been pointed at it since the set was taken.
 			const node = await this.index.byUuid(uuid);
 			if (node && node.ds === dsName && (node.key === o.key || !isFlatKey(node))) continue;
 			await ds.store.delete(o.key).catch(() => undefined);

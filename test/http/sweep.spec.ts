@@ -1,6 +1,6 @@
 // What interrupted writes leave in storage is swept once old enough; fresh uploads in progress are left alone.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startNode, type TestNode } from "../helpers/node";
@@ -65,5 +65,20 @@ describe("HTTP: sweeping leftovers of interrupted writes", function () {
 		assert.ok(existsSync(foreign), "what this service did not write is left alone");
 		const got = await fetch(`${node.url}/io/common-files/sweep/kept.txt`, { headers: { "X-Pydio-Bearer": admin } });
 		assert.equal(await got.text(), "kept content");
+
+		// Two first uploads of one path racing leave the node (the first one's uuid) on the second one's object:
+		// an object is kept whenever some node points to it, whatever uuid its key carries.
+		const put2 = await fetch(`${node.url}/io/common-files/sweep/raced.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": admin }, body: "raced content" });
+		assert.equal(put2.status, 200);
+		const raced = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/sweep/raced.txt")}`, undefined, admin)).body.Node.Uuid as string;
+		const other = randomUUID();
+		renameSync(join(root, raced), join(root, other));
+		const tree = node.broker.getLocalService("tree") as unknown as { ops: { index: { setKey(uuid: string, key: string): Promise<void> } } };
+		await tree.ops.index.setKey(raced, other);
+		utimesSync(join(root, other), old, old);
+		await node.broker.call("tree.sweep", { maxAgeMs: day * 1000, orphans: true }, { meta: { user } });
+		assert.ok(existsSync(join(root, other)));
+		const got2 = await fetch(`${node.url}/io/common-files/sweep/raced.txt`, { headers: { "X-Pydio-Bearer": admin } });
+		assert.equal(await got2.text(), "raced content");
 	});
 });
