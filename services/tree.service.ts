@@ -275,9 +275,13 @@ const TreeService: ServiceSchema = {
 				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				if (loc.rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
 				const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
-				// S3 deletes are idempotent: a missing key is not an error.
+				// S3 deletes are idempotent: a missing key is not an error, nor one another delete just removed.
 				if (!doc) return { Deleted: false };
-				await this.ops.removePermanently(loc.ds, loc.path, ctx.meta.user?.Uuid);
+				const gone = await this.ops.removePermanently(loc.ds, loc.path, ctx.meta.user?.Uuid).then(
+					() => false,
+					(e: unknown) => (e instanceof NotFoundError ? true : Promise.reject(e)),
+				);
+				if (gone) return { Deleted: false };
 				this.changed(ctx, "delete", doc);
 				return { Deleted: true };
 			},

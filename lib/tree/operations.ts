@@ -211,11 +211,14 @@ export class TreeOperations {
 	/** Deletes for good: index first, then content. */
 	async removePermanently(dsName: string, path: string, owner?: string): Promise<number> {
 		const ds = await this.datasource(dsName);
-		for (const d of await this.index.subtree(dsName, path)) if (d.type === "LEAF" && d.key) await this.beforeLoss(dsName, d, "delete", owner);
-		const removed = await this.index.remove(dsName, path);
-		for (const d of removed) if (d.type === "LEAF" && d.key) await ds.store.delete(d.key).catch(() => undefined);
-		if (!ds.flat && removed.some((d) => d.type === "COLLECTION")) await ds.store.rmdir(path).catch(() => undefined);
-		return removed.length;
+		// Under the path's lock: two deletes of one file keep one version of it, and the second finds nothing.
+		return this.locked(`${dsName}/${path}`, async () => {
+			for (const d of await this.index.subtree(dsName, path)) if (d.type === "LEAF" && d.key) await this.beforeLoss(dsName, d, "delete", owner);
+			const removed = await this.index.remove(dsName, path);
+			for (const d of removed) if (d.type === "LEAF" && d.key) await ds.store.delete(d.key).catch(() => undefined);
+			if (!ds.flat && removed.some((d) => d.type === "COLLECTION")) await ds.store.rmdir(path).catch(() => undefined);
+			return removed.length;
+		});
 	}
 
 	/** Moves a node into `<root>/recycle_bin`, remembering where it came from. */

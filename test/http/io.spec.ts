@@ -123,6 +123,13 @@ describe("HTTP: the /io S3 gateway", function () {
 		assert.equal(list.KeyCount, 24);
 	});
 
+	it("answers parallel deletes of one object as S3 does: every one succeeds", async () => {
+		await s3.send(new PutObjectCommand({ Bucket: "io", Key: "common-files/race/gone.txt", Body: "bye" }));
+		const results = await Promise.all(Array.from({ length: 5 }, () => s3.send(new DeleteObjectCommand({ Bucket: "io", Key: "common-files/race/gone.txt" }))));
+		assert.deepEqual(results.map((r) => r.$metadata.httpStatusCode), [204, 204, 204, 204, 204]);
+		assert.equal((await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/race/gone.txt")}`, undefined, token)).status, 404);
+	});
+
 	it("refuses a wrong secret, a bad token and missing credentials with S3 errors", async () => {
 		await assert.rejects(client(node, token, { credentials: { accessKeyId: token, secretAccessKey: "not-the-secret" } }).send(new HeadObjectCommand({ Bucket: "io", Key: "common-files/io/hello.txt" })), (e: { $metadata: { httpStatusCode: number } }) => e.$metadata.httpStatusCode === 403);
 		await assert.rejects(client(node, "not-a-token").send(new GetObjectCommand({ Bucket: "io", Key: "common-files/io/hello.txt" })), (e: { name: string }) => e.name === "AccessDenied");
