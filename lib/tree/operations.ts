@@ -83,6 +83,9 @@ export class TreeOperations {
 	async commitWrite(dsName: string, path: string, c: { uuid: string; key: string; size: number; etag: string; meta?: Record<string, string> }): Promise<NodeDoc> {
 		const ds = await this.datasource(dsName);
 		return this.locked(`${dsName}/${path}`, async () => {
+			// The parent folder may have been deleted or moved while the content was uploaded: the file lands
+			// where it was sent, as S3 keys do, and never without a parent in the index.
+			await this.mkdir(dsName, parentOf(path), true);
 			let key = c.key;
 			if (!ds.flat && key !== path) {
 				if (ds.store.rename) await ds.store.rename(key, path);

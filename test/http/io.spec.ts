@@ -123,6 +123,19 @@ describe("HTTP: the /io S3 gateway", function () {
 		assert.equal(list.KeyCount, 24);
 	});
 
+	it("lands a file whose folder was deleted while it uploaded where it was sent, the folder made again", async () => {
+		await s3.send(new PutObjectCommand({ Bucket: "io", Key: "common-files/vanish/seed.txt", Body: "seed" }));
+		const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: "io", Key: "common-files/vanish/late.bin" }));
+		const part = await s3.send(new UploadPartCommand({ Bucket: "io", Key: "common-files/vanish/late.bin", UploadId, PartNumber: 1, Body: "late content" }));
+		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files/vanish" }] }, token)).status, 200);
+		await s3.send(new CompleteMultipartUploadCommand({ Bucket: "io", Key: "common-files/vanish/late.bin", UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }));
+		const list = await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/vanish", "common-files/vanish/*"] }, token);
+		assert.equal(list.status, 200, list.text);
+		assert.deepEqual(list.body.Nodes.map((n: { Path: string }) => n.Path), ["common-files/vanish", "common-files/vanish/late.bin"]);
+		assert.equal(list.body.Nodes[0].Size, String("late content".length), "the folder's size counts the file");
+		assert.equal((await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/recycle_bin/vanish/seed.txt")}`, undefined, token)).status, 200);
+	});
+
 	it("answers parallel deletes of one object as S3 does: every one succeeds", async () => {
 		await s3.send(new PutObjectCommand({ Bucket: "io", Key: "common-files/race/gone.txt", Body: "bye" }));
 		const results = await Promise.all(Array.from({ length: 5 }, () => s3.send(new DeleteObjectCommand({ Bucket: "io", Key: "common-files/race/gone.txt" }))));
