@@ -203,6 +203,8 @@ export class TreeOperations {
 					else await this.transfer(src, d, dst, newKey);
 				}
 			}
+			// Copying took a while: the target folder may have gone meanwhile (as for an upload, it is made again).
+			await this.mkdir(toDs, parentOf(to), true);
 			const moved = await this.index.move(fromDs, from, toDs, to);
 			for (const m of moved) if (m.type === "LEAF") await this.index.setKey(m._id, this.keyFor(dst, m._id, m.path));
 			for (const d of before) if (d.type === "LEAF" && d.key && (src !== dst || d.key !== this.keyFor(dst, d._id, to + d.path.slice(from.length)))) await src.store.delete(d.key).catch(() => undefined);
