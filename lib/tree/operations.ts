@@ -230,8 +230,8 @@ export class TreeOperations {
 	async recycle(dsName: string, rootPath: string, path: string, restoreTo: string): Promise<NodeDoc> {
 		const bin = joinPath(rootPath, RECYCLE_BIN);
 		await this.mkdir(dsName, bin, true);
-		let target = joinPath(bin, baseName(path));
-		for (let i = 1; await this.index.get(dsName, target); i++) target = joinPath(bin, `${baseName(path)}-${i}`);
+		const node = await this.index.get(dsName, path);
+		const target = await this.freeName(dsName, joinPath(bin, baseName(path)), node?.type === "COLLECTION");
 		const moved = await this.move(dsName, path, dsName, target);
 		return this.index.setMeta(moved._id, { recycle_restore: JSON.stringify(restoreTo) });
 	}
@@ -282,10 +282,11 @@ export class TreeOperations {
 		return removed;
 	}
 
-	/** A free name next to `path` ("a.txt" -> "a-1.txt") when it is taken. */
-	async freeName(dsName: string, path: string): Promise<string> {
+	/** A free name next to `path` ("a.txt" -> "a-1.txt", folder "v1.2" -> "v1.2-1") when it is taken. */
+	async freeName(dsName: string, path: string, folder = false): Promise<string> {
 		if (!(await this.index.get(dsName, path))) return path;
-		const dot = baseName(path).lastIndexOf(".");
+		// A file keeps its extension ("a-1.txt"), and with it its type; a folder's name is a name ("v1.2-1").
+		const dot = folder ? -1 : baseName(path).lastIndexOf(".");
 		const stem = dot > 0 ? path.slice(0, path.length - (baseName(path).length - dot)) : path;
 		const ext = dot > 0 ? baseName(path).slice(dot) : "";
 		for (let i = 1; ; i++) {

@@ -55,7 +55,7 @@ export async function restoreNodes(deps: RecycleDeps, user: Identity, paths: str
 		targets.add(original);
 		const dest = await deps.resolver.require(original, user, "write");
 		await deps.ops.mkdir(dest.ds, parentOf(dest.path), true);
-		const target = await deps.ops.freeName(dest.ds, dest.path);
+		const target = await deps.ops.freeName(dest.ds, dest.path, doc.type === "COLLECTION");
 		const moved = await deps.ops.move(loc.ds, loc.path, dest.ds, target);
 		await deps.ops.index.setMeta(moved._id, { recycle_restore: undefined });
 		deps.changed("move", moved, { ds: loc.ds, path: loc.path });

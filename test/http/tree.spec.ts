@@ -75,6 +75,26 @@ describe("HTTP: the node tree", function () {
 		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files" }] }, alice)).status, 403);
 	});
 
+	it("names what goes into the recycle bin, or back, so that nothing is overwritten and files keep their extension", async () => {
+		const put = (k: string, body: string) => fetch(`${node.url}/io/${k}`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body });
+		const del = (p: string) => node.api("POST", "/a/tree/delete", { Nodes: [{ Path: p }] }, alice);
+		const names = async (p: string) => ((await node.api("POST", "/a/tree/stats", { NodePaths: [`${p}/*`] }, alice)).body.Nodes ?? []).map((n: { Path: string }) => n.Path.split("/").pop());
+		for (const body of ["first", "second"]) {
+			await put("common-files/bins/notes.txt", body);
+			await del("common-files/bins/notes.txt");
+			await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/bins/v1.2", Type: "COLLECTION" }], Recursive: true }, alice);
+			await del("common-files/bins/v1.2");
+		}
+		const bin = await names("common-files/recycle_bin");
+		for (const n of ["notes.txt", "notes-1.txt", "v1.2", "v1.2-1"]) assert.ok(bin.includes(n), `${n} in ${bin.join(", ")}`);
+		const binned = await node.api("GET", "/a/tree/stat/common-files%2Frecycle_bin%2Fnotes-1.txt", undefined, alice);
+		assert.equal(JSON.parse(binned.body.Node.MetaStore.mime), "text/plain");
+		// Back to a name now taken: next to it.
+		await put("common-files/bins/notes.txt", "third");
+		assert.equal((await node.api("POST", "/a/tree/restore", { Nodes: [{ Path: "common-files/recycle_bin/notes-1.txt" }] }, alice)).status, 200);
+		assert.deepEqual(await names("common-files/bins"), ["notes-1.txt", "notes.txt"]);
+	});
+
 	it("keeps users from writing into the recycle bin, by any route; taking things out of it is a move like any", async () => {
 		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/recycle_bin/x", Type: "COLLECTION" }] }, alice)).status, 403);
 		const put = await fetch(`${node.url}/io/common-files/recycle_bin/y.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body: "y" });
