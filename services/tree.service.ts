@@ -240,13 +240,13 @@ const TreeService: ServiceSchema = {
 			async handler(ctx: Context<{ Path: string }, Meta>) {
 				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				checkUserWritable(loc.rel);
-				return { ds: loc.ds, path: loc.path, ...(await this.ops.prepareWrite(loc.ds, loc.path, ctx.meta.user?.Uuid)) };
+				return { ds: loc.ds, path: loc.path, ...(await this.ops.prepareWrite(loc.ds, loc.path)) };
 			},
 		},
 		commitWrite: {
 			params: { ds: "string", path: "string", uuid: "string", key: "string", size: { type: "number", min: 0 }, etag: "string" },
-			async handler(ctx: Context<{ ds: string; path: string; uuid: string; key: string; size: number; etag: string }>) {
-				const doc: NodeDoc = await this.ops.commitWrite(ctx.params.ds, ctx.params.path, ctx.params);
+			async handler(ctx: Context<{ ds: string; path: string; uuid: string; key: string; size: number; etag: string }, Meta>) {
+				const doc: NodeDoc = await this.ops.commitWrite(ctx.params.ds, ctx.params.path, ctx.params, ctx.meta.user?.Uuid);
 				this.changed(ctx, "content", doc);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},

@@ -64,12 +64,11 @@ export class TreeOperations {
 	}
 
 	/** Where new content for `path` goes: the node's uuid and the object key, the parent folders created. */
-	async prepareWrite(dsName: string, path: string, owner?: string): Promise<{ uuid: string; key: string; flat: boolean }> {
+	async prepareWrite(dsName: string, path: string): Promise<{ uuid: string; key: string; flat: boolean }> {
 		const ds = await this.datasource(dsName);
 		await this.mkdir(dsName, parentOf(path), true);
 		const existing = await this.index.get(dsName, path);
 		if (existing?.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
-		if (existing) await this.beforeLoss(dsName, existing, "overwrite", owner);
 		const uuid = existing?._id ?? randomUUID();
 		// Flat: a new object per version, swapped in by the index. Structured: content lands in a staging
 		// object and is renamed onto its path at commit, under the path's lock, so that storage and index
@@ -80,12 +79,16 @@ export class TreeOperations {
 	}
 
 	/** Makes content written at `key` the content of `path`; the replaced object, if another, is deleted. */
-	async commitWrite(dsName: string, path: string, c: { uuid: string; key: string; size: number; etag: string; meta?: Record<string, string> }): Promise<NodeDoc> {
+	async commitWrite(dsName: string, path: string, c: { uuid: string; key: string; size: number; etag: string; meta?: Record<string, string> }, owner?: string): Promise<NodeDoc> {
 		const ds = await this.datasource(dsName);
 		return this.locked(`${dsName}/${path}`, async () => {
 			// The parent folder may have been deleted or moved while the content was uploaded: the file lands
 			// where it was sent, as S3 keys do, and never without a parent in the index.
 			await this.mkdir(dsName, parentOf(path), true);
+			// The content being replaced is kept as a version now that the new one is complete (a cut upload
+			// replaces nothing), and only when it really changes.
+			const current = await this.index.get(dsName, path);
+			if (current?.type === "LEAF" && current.key && current.etag !== c.etag) await this.beforeLoss(dsName, current, "overwrite", owner);
 			let key = c.key;
 			if (!ds.flat && key !== path) {
 				if (ds.store.rename) await ds.store.rename(key, path);

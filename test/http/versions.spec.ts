@@ -126,6 +126,31 @@ describe("HTTP: versioning", function () {
 		assert.equal((await node.api("GET", "/a/config/versioning/small", undefined, admin)).status, 404);
 	});
 
+	it("keeps no version for an upload that changes nothing, nor for one that was cut", async () => {
+		const k = "common-files/versions/steady.txt";
+		await put(k, "steady");
+		await put(k, "steady");
+		assert.deepEqual(await versions(k), [], "the same bytes again are not a new version");
+		const { request } = await import("node:http");
+		const url = new URL(`${node.url}/io/${k}`);
+		await new Promise<void>((resolve) => {
+			const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: "PUT", headers: { "X-Pydio-Bearer": token, "Content-Length": String(1024 * 1024) } });
+			req.on("error", () => resolve());
+			req.write(Buffer.alloc(64 * 1024, 1));
+			setTimeout(() => {
+				req.destroy();
+				resolve();
+			}, 200);
+		});
+		await new Promise((r) => setTimeout(r, 300));
+		assert.deepEqual(await versions(k), [], "a cut upload replaced nothing");
+		assert.equal(await text(k), "steady");
+		await put(k, "changed");
+		const list = await versions(k);
+		assert.equal(list.length, 1);
+		assert.equal(await text(k, list[0].Commits![0].Uuid), "steady");
+	});
+
 	it("prunes with a policy limiting MaxNumber, and refuses to delete a policy a datasource uses", async () => {
 		assert.equal((await node.api("POST", "/a/config/versioning/two", { Name: "Two", KeepPeriods: [{ IntervalStart: "0", MaxNumber: 2 }] }, admin)).status, 200);
 		const ds = await node.api("GET", "/a/config/datasource/pydiods1", undefined, admin);
