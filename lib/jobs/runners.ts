@@ -44,6 +44,7 @@ export interface JobEnv {
 
 export const MAX_ARCHIVE_ENTRIES = 200_000;
 
+const formatBytes = (n: number) => (n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${n} bytes`);
 const errMsg = (e: unknown) => (e instanceof Error ? e.message : String(e));
 const isConflict = (e: unknown) => (e as { code?: number }).code === 409;
 
@@ -249,6 +250,16 @@ export async function openArchive(env: Pick<JobEnv, "call" | "store">, p: Extrac
 	return { src, size: loc.node.Size, ...(inspectIt ? await inspect(src) : { files: 0, bytes: 0 }) };
 }
 
+/**
+ * What an archive announces (checked again as it is extracted) must fit where it goes: an archive that expands
+ * past the room left (a "zip bomb") would only fill the disk that every other write needs.
+ */
+async function checkRoom(env: Pick<JobEnv, "call" | "store">, dest: string, bytes: number): Promise<void> {
+	const where = await env.call<LocatedNode>("tree.locate", { Path: dest, need: "write" });
+	const free = await (await env.store(where.ds)).freeSpace?.();
+	if (free !== undefined && bytes > free) throw new JobFailure(`The archive expands to ${formatBytes(bytes)}, more than the ${formatBytes(free)} left on the destination's storage`);
+}
+
 async function extract(env: JobEnv, p: ExtractParams): Promise<string> {
 	// Every name is checked before anything is written: a malicious archive leaves nothing behind.
 	const { src, files, bytes } = await openArchive(env, p, true).catch((e: unknown) => {
@@ -260,6 +271,7 @@ async function extract(env: JobEnv, p: ExtractParams): Promise<string> {
 		const stem = name.replace(/(\.tar\.gz|\.tgz|\.[^.]+)$/i, "") || name;
 		dest = await freePath(env, joinPath(parentOf(p.node), stem === name ? `${stem}-extracted` : stem), false);
 	} else dest = p.target;
+	await checkRoom(env, dest, bytes);
 	await env.call("tree.create", { Nodes: [{ Path: dest, Type: "COLLECTION" }], Recursive: true });
 	const made = new Set<string>([dest]);
 	const mkdir = async (path: string) => {
@@ -386,7 +398,8 @@ export async function precheck(env: Pick<JobEnv, "call" | "store">, name: JobNam
 			try {
 				const loc = await exists(x.node, "read");
 				// Zip directories are cheap to read; tar ones need the whole archive, so only small ones are read now.
-				await openArchive(env, x, x.format === "zip" || loc.node!.Size <= PRECHECK_TAR_MAX);
+				const opened = await openArchive(env, x, x.format === "zip" || loc.node!.Size <= PRECHECK_TAR_MAX);
+				await checkRoom(env, x.target || parentOf(x.node), opened.bytes);
 			} catch (e) {
 				throw e instanceof JobFailure ? new BadRequestError(e.message) : e;
 			}

@@ -6,7 +6,7 @@
 // file; every operation treats such a directory as one object.
 import { createHash, randomUUID } from "node:crypto";
 import { constants, createReadStream, createWriteStream, type Dirent, type WriteStream } from "node:fs";
-import { copyFile, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile, type FileHandle } from "node:fs/promises";
+import { copyFile, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, statfs, unlink, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors";
@@ -593,6 +593,13 @@ export class LocalStore implements ObjectStore {
 
 	async abortMultipart(uploadId: string): Promise<void> {
 		await rm(this.uploadDir(uploadId), { recursive: true, force: true });
+	}
+
+	/** Bytes an unprivileged writer may still put on this store's filesystem. */
+	async freeSpace(): Promise<number> {
+		await this.ready();
+		const s = await statfs(this.root);
+		return s.bavail * s.bsize;
 	}
 
 	/** Removes staging leftovers (temp files of crashed writes, uploads never completed) older than `maxAgeMs`. */

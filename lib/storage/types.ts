@@ -43,6 +43,8 @@ export interface ObjectStore {
 	/** How the object is then kept is the store's business (a flat LOCAL store keeps the parts: a composite object); every other method sees one object. */
 	completeMultipart(uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<{ size: number; md5?: string; etag: string }>;
 	abortMultipart(uploadId: string): Promise<void>;
+	/** Free bytes where the store writes, when it can tell (a local filesystem; not S3). */
+	freeSpace?(): Promise<number>;
 }
 
 /** HTTP 416: a Range whose start lies past the end of the object. */

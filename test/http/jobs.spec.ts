@@ -169,6 +169,27 @@ describe("HTTP: user jobs", function () {
 		assert.match(slip.body.Title, /outside the extraction folder/);
 	});
 
+	it("refuses an archive that announces more than its destination can hold (a zip bomb), before writing anything", async () => {
+		const chunks: Buffer[] = [];
+		const z = new ZipWriter({ forceZip64: true });
+		z.output.on("data", (c: Buffer) => chunks.push(c));
+		const ended = new Promise((r) => z.output.on("end", r));
+		await z.addFile("huge.bin", "tiny", { method: "store" });
+		await z.finish();
+		await ended;
+		const bomb = Buffer.concat(chunks);
+		// The central directory's zip64 field now says a petabyte.
+		const cd = bomb.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
+		let extra = cd + 46 + bomb.readUInt16LE(cd + 28);
+		while (bomb.readUInt16LE(extra) !== 0x0001) extra += 4 + bomb.readUInt16LE(extra + 2);
+		bomb.writeBigUInt64LE(2n ** 50n, extra + 4);
+		await put(s3, "common-files/jobs/bomb.zip", bomb);
+		const r = await job(node.api, jo, "extract", { node: "common-files/jobs/bomb.zip", target: "common-files/jobs/bomb-out" });
+		assert.equal(r.status, 400, r.text);
+		assert.match(r.body.Title, /expands to .* more than the .* left/);
+		assert.equal((await stat(node.api, jo, "common-files/jobs/bomb-out")).status, 404);
+	});
+
 	it("deletes to the recycle bin", async () => {
 		await finished(node.api, jo, "delete", { nodes: ["common-files/jobs/dst/a-1.txt", "common-files/jobs/out/arch-1"] });
 		assert.equal((await stat(node.api, jo, "common-files/jobs/dst/a-1.txt")).status, 404);

@@ -378,6 +378,13 @@ describe("LocalStore specifics", function () {
 	});
 	afterEach(() => rmSync(root, { recursive: true, force: true }));
 
+	it("tells the free space of its filesystem, as df does", async () => {
+		const free = await store.freeSpace();
+		const df = Number(/\n\S+\s+\d+\s+\d+\s+(\d+)/.exec(require("node:child_process").execFileSync("df", ["-k", root]).toString())?.[1]) * 1024;
+		assert.ok(free > 0);
+		assert.ok(Math.abs(free - df) < 512 * 1024 * 1024, `${free} vs df ${df}`);
+	});
+
 	it("refuses traversal, absolute paths and the staging areas", async () => {
 		const bad = ["../outside.txt", "a/../../outside.txt", "/etc/passwd", "a\\..\\b", ".cellar-tmp/x", ".cellar-uploads/x", "é".repeat(128), "a/\0"];
 		for (const key of bad) {
