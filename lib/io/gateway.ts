@@ -65,6 +65,13 @@ const BUCKET = "io";
 /** `<anything>-<SelectionUUID>.zip`: the download of a saved selection. */
 const SELECTION_ZIP = /-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.zip$/;
 
+/** An upload announcing more than the storage has left is refused before a byte is written (when the store can tell). */
+async function checkRoom(store: ObjectStore, size: number | undefined): Promise<void> {
+	if (size === undefined || !store.freeSpace) return;
+	const free = await store.freeSpace();
+	if (size > free) throw new S3Error("EntityTooLarge", `${size} bytes do not fit: the datasource's storage has ${free} bytes left`);
+}
+
 export class IoGateway {
 	constructor(private readonly deps: IoDeps) {}
 
@@ -162,6 +169,7 @@ export class IoGateway {
 			case "UploadPart": {
 				const up = this.upload(s3, user, key);
 				const store = await this.deps.store(up.ds);
+				await checkRoom(store, s3.payload.objectSize);
 				const body = req.pipe(createBodyDecoder(s3.payload, verified));
 				const part = await store.putPart(up.s, s3.partNumber ?? 0, body, s3.payload.objectSize);
 				res.writeHead(200, { ETag: part.etag });
@@ -303,6 +311,11 @@ export class IoGateway {
 			await this.deps.call("tree.create", { Nodes: [{ Path: key, Type: "COLLECTION" }], Recursive: true }, user).catch((e: { code?: number }) => (e.code === 409 ? undefined : Promise.reject(e)));
 			req.resume();
 			return void res.writeHead(200, { ETag: quoteETag("d41d8cd98f00b204e9800998ecf8427e") }).end();
+		}
+		if (s3.payload.objectSize !== undefined) {
+			// Before prepareWrite, which makes the missing folders: a refused upload leaves nothing.
+			const where = await this.deps.call<Located>("tree.locate", { Path: key, need: "write" }, user);
+			await checkRoom(await this.deps.store(where.ds), s3.payload.objectSize);
 		}
 		const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
 		const store = await this.deps.store(w.ds);

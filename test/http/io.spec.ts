@@ -136,6 +136,26 @@ describe("HTTP: the /io S3 gateway", function () {
 		assert.equal((await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/recycle_bin/vanish/seed.txt")}`, undefined, token)).status, 200);
 	});
 
+	it("refuses an upload that announces more than the storage has left, before writing anything", async () => {
+		const { request } = await import("node:http");
+		const url = new URL(`${node.url}/io/common-files/toobig/huge.bin`);
+		const status = await new Promise<{ code: number; body: string }>((resolve, reject) => {
+			const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: "PUT", headers: { "X-Pydio-Bearer": token, "Content-Length": String(2 ** 50) } }, (res) => {
+				let body = "";
+				res.on("data", (d) => (body += d));
+				res.on("end", () => {
+					resolve({ code: res.statusCode ?? 0, body });
+					req.destroy();
+				});
+			});
+			req.on("error", reject);
+			req.write("x");
+		});
+		assert.equal(status.code, 400);
+		assert.match(status.body, /EntityTooLarge/);
+		assert.equal((await node.api("GET", "/a/tree/stat/common-files%2Ftoobig", undefined, token)).status, 404, "no folder made for it");
+	});
+
 	it("answers parallel deletes of one object as S3 does: every one succeeds", async () => {
 		await s3.send(new PutObjectCommand({ Bucket: "io", Key: "common-files/race/gone.txt", Body: "bye" }));
 		const results = await Promise.all(Array.from({ length: 5 }, () => s3.send(new DeleteObjectCommand({ Bucket: "io", Key: "common-files/race/gone.txt" }))));
