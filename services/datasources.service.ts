@@ -124,7 +124,9 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 				if (vns.length) throw new ConflictError(`Datasource ${name} is used by virtual node ${vns.map((v) => v.Uuid).join(", ")}`, "datasource.used");
 				const ws = workspacesUsing(name, await this.rootAcls(ctx));
 				if (ws.length) throw new ConflictError(`Datasource ${name} is used by workspace ${ws.join(", ")}`, "datasource.used");
-				// The configuration goes; the data stays where it is.
+				// The configuration goes; the data stays where it is. The tree forgets the datasource's index first,
+				// or refuses (409) when that index is the only record of its files (flat).
+				if ((this.broker.registry as unknown as { hasService(n: string): boolean }).hasService("tree")) await ctx.call("tree.dropDatasource", { ds: name });
 				await this.serialized(() => this.store.remove(dsId(name)));
 				await this.changed({ name });
 				return { Success: true };

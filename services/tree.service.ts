@@ -14,9 +14,9 @@ import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { TreeIndex } from "../lib/tree/index";
 import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
-import { presentAdminNode, presentNode } from "../lib/tree/present";
+import { presentNode } from "../lib/tree/present";
 import { parentOf, splitPath } from "../lib/tree/paths";
-import { checkUserWritable, rootUuid, type NodeDoc } from "../lib/tree/model";
+import { checkUserWritable, type NodeDoc } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { DataStoresMixin } from "../mixins/datastores.mixin";
 import { listWorkspaceObjects } from "../lib/tree/objects";
@@ -24,6 +24,7 @@ import { TreeReader, type BulkParams } from "../lib/tree/listing";
 import { convertToFlat } from "../lib/tree/convert";
 import { deleteNodes, restoreNodes, type RecycleDeps } from "../lib/tree/recycle";
 import { createNodes } from "../lib/tree/create";
+import { adminList, adminStat, type AdminListParams } from "../lib/tree/admin";
 
 interface NodeIn {
 	Path?: string;
@@ -100,19 +101,9 @@ const TreeService: ServiceSchema = {
 				Offset: { type: "number", optional: true, integer: true, min: 0 },
 				FilterType: { type: "enum", optional: true, values: ["UNKNOWN", "LEAF", "COLLECTION"] },
 			},
-			async handler(ctx: Context<{ Node: { Path?: string }; Limit?: number; Offset?: number; FilterType?: string }, Meta>) {
+			async handler(ctx: Context<AdminListParams, Meta>) {
 				requireAdmin(ctx);
-				const segs = splitPath(ctx.params.Node.Path ?? "");
-				if (!segs.length) {
-					const list: { Name: string }[] = await ctx.call("datasources.list", {});
-					return { Parent: { Uuid: "ROOT", Path: "/", Type: "COLLECTION" }, Children: list.map((d) => ({ Uuid: rootUuid(d.Name), Path: d.Name, Type: "COLLECTION" })) };
-				}
-				const [ds, ...rest] = segs;
-				const parent = await this.ops.index.get(ds, rest.join("/"));
-				if (!parent) throw new NotFoundError(`${segs.join("/")} not found`, "node.notfound");
-				const type = ctx.params.FilterType === "LEAF" || ctx.params.FilterType === "COLLECTION" ? ctx.params.FilterType : undefined;
-				const { nodes } = await this.ops.index.children(ds, parent.path, { offset: ctx.params.Offset, limit: ctx.params.Limit, type, includeHidden: true });
-				return { Parent: presentAdminNode(parent), Children: nodes.map(presentAdminNode) };
+				return adminList(this.ops.index, () => ctx.call("datasources.list", {}), ctx.params);
 			},
 		},
 		adminStat: {
@@ -120,11 +111,7 @@ const TreeService: ServiceSchema = {
 			params: { Node: { type: "object", props: { Path: { type: "string", optional: true, max: 8192 } } }, WithCommits: { type: "boolean", optional: true }, WithExtendedStats: { type: "boolean", optional: true } },
 			async handler(ctx: Context<{ Node: { Path?: string } }, Meta>) {
 				requireAdmin(ctx);
-				const [ds, ...rest] = splitPath(ctx.params.Node.Path ?? "");
-				if (!ds) throw new BadRequestError("Node.Path must start with a datasource name");
-				const doc = await this.ops.index.get(ds, rest.join("/"));
-				if (!doc) throw new NotFoundError(`${ctx.params.Node.Path} not found`, "node.notfound");
-				return { Success: true, Node: presentAdminNode(doc) };
+				return adminStat(this.ops.index, ctx.params.Node.Path);
 			},
 		},
 
@@ -194,6 +181,17 @@ const TreeService: ServiceSchema = {
 				for (const d of r.updated) this.changed(ctx, "content", d);
 				for (const d of r.removed) if (d.type === "LEAF") this.changed(ctx, "delete", d);
 				return { Added: r.added.length, Updated: r.updated.length, Removed: r.removed.length };
+			},
+		},
+		// Internal, before a datasource's configuration is deleted (datasources.deleteDataSource).
+		dropDatasource: {
+			params: { ds: { type: "string", max: 64 } },
+			async handler(ctx: Context<{ ds: string }, Meta>) {
+				requireAdmin(ctx);
+				const { removed, root } = await this.ops.dropDatasource(ctx.params.ds);
+				// A "delete" of the root takes the whole datasource out of every search index and cached listing.
+				this.broadcastChange("delete", root);
+				return { Removed: removed };
 			},
 		},
 		sweep: {
@@ -310,6 +308,7 @@ const TreeService: ServiceSchema = {
 		"tree.changed"(ctx: Context<{ node: { ds: string; path: string; type: string }; from?: { ds: string; path: string } }>) {
 			if (ctx.nodeID === this.broker.nodeID || !this.ops) return;
 			const { node, from } = ctx.params;
+			if (node.path === "") return this.ops.index.listings.clear(); // a whole datasource dropped
 			for (const p of [node, from]) if (p) this.ops.index.forgetFolder(p.ds, parentOf(p.path));
 			if (node.type === "COLLECTION") this.ops.index.forgetFolder(node.ds, node.path);
 			if (from) this.ops.index.forgetFolder(from.ds, from.path);

@@ -251,6 +251,18 @@ export class TreeIndex {
 		return docs;
 	}
 
+	/** Number of files of a datasource. */
+	async fileCount(ds: string): Promise<number> {
+		return this.store.count({ ds, type: "LEAF" });
+	}
+
+	/** Forgets a datasource's whole tree (its configuration is being deleted); the count of nodes removed. */
+	async dropDatasource(ds: string): Promise<number> {
+		const n = await this.store.removeMany({ ds });
+		this.listings.clear();
+		return n;
+	}
+
 	/** The object keys the files of a datasource point to. */
 	async keysOf(ds: string): Promise<Set<string>> {
 		const docs = this.store.memory?.all() ?? (await this.store.find({ query: { ds, type: "LEAF" } }));

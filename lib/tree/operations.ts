@@ -285,6 +285,19 @@ export class TreeOperations {
 		return removed;
 	}
 
+	/**
+	 * Forgets a datasource's tree before its configuration is deleted. A flat datasource's index is the only
+	 * record of its files' names and folders (its objects are named by uuid): it is refused while it holds files.
+	 * A structured one's storage keeps them: adding it again (and a resync) gives them back.
+	 */
+	async dropDatasource(dsName: string): Promise<{ removed: number; root: NodeDoc }> {
+		const ds = await this.datasource(dsName);
+		const files = await this.index.fileCount(dsName);
+		if (ds.flat && files > 0) throw new ConflictError(`Datasource ${dsName} stores ${files} file(s) by uuid only (flat): delete or move them first`, "datasource.not.empty");
+		const root = await this.index.ensureRoot(dsName);
+		return { removed: await this.index.dropDatasource(dsName), root };
+	}
+
 	/** A free name next to `path` ("a.txt" -> "a-1.txt", folder "v1.2" -> "v1.2-1") when it is taken. */
 	async freeName(dsName: string, path: string, folder = false): Promise<string> {
 		if (!(await this.index.get(dsName, path))) return path;

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, type TestNode } from "../helpers/node";
+import { finished } from "../helpers/jobs";
 
 describe("HTTP: datasources", function () {
 	this.timeout(30_000);
@@ -85,6 +86,35 @@ describe("HTTP: datasources", function () {
 		assert.deepEqual(del.body, { Success: true });
 		assert.equal((await node.api("GET", "/a/config/datasource/data2", undefined, admin)).status, 404);
 		assert.ok(statSync(join(node.dataDir, "data2")).isDirectory());
+	});
+
+	it("forgets a deleted datasource's tree: a structured one comes back from its storage, a flat one with files is kept", async () => {
+		const ws = (name: string) => ({ Label: name, Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { [`DATASOURCE:${name}`]: { Uuid: `DATASOURCE:${name}`, Path: name } } });
+		const names = async (slug: string) => ((await node.api("POST", "/a/tree/stats", { NodePaths: [`${slug}/*`] }, admin)).body.Nodes ?? []).map((n: { Path: string }) => n.Path);
+		const put = (key: string) => fetch(`${node.url}/io/${key}`, { method: "PUT", headers: { "X-Pydio-Bearer": admin }, body: "kept on disk" });
+		// Structured: deleted, added again on another folder: nothing of the old tree shows; on its own folder, all.
+		assert.equal((await node.api("POST", "/a/config/datasource/gone1", { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "gone1" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/workspace/ws-gone1", ws("gone1"), admin)).status, 200);
+		assert.equal((await put("ws-gone1/old.txt")).status, 200);
+		assert.equal((await node.api("DELETE", "/a/workspace/ws-gone1", undefined, admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/config/datasource/gone1", undefined, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/config/datasource/gone1", { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "gone1-new" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/workspace/ws-gone1", ws("gone1"), admin)).status, 200);
+		assert.deepEqual(await names("ws-gone1"), [], "no file of the old datasource resurfaces");
+		const found = await node.api("POST", "/a/search/nodes", { Query: { FileName: "old.txt" } }, admin);
+		assert.equal(found.body.Total ?? 0, 0, "nor in search");
+		assert.equal((await node.api("POST", "/a/config/datasource/gone1", { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "gone1" } }, admin)).status, 200);
+		await finished(node.api, admin, "datasource-resync", { dsName: "gone1" });
+		assert.deepEqual(await names("ws-gone1"), ["ws-gone1/old.txt"]);
+		// Flat with files: the index is all there is of their names, so the datasource stays until they go.
+		assert.equal((await node.api("POST", "/a/config/datasource/gone2", { StorageType: "LOCAL", FlatStorage: true, StorageConfiguration: { folder: "gone2" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/workspace/ws-gone2", ws("gone2"), admin)).status, 200);
+		assert.equal((await put("ws-gone2/only.txt")).status, 200);
+		assert.equal((await node.api("DELETE", "/a/workspace/ws-gone2", undefined, admin)).status, 200);
+		const refused = await node.api("DELETE", "/a/config/datasource/gone2", undefined, admin);
+		assert.equal(refused.status, 409, refused.text);
+		assert.match(refused.body.Title, /1 file/);
+		assert.equal((await node.api("GET", "/a/config/datasource/gone2", undefined, admin)).status, 200);
 	});
 
 	it("lists, creates and deletes virtual nodes", async () => {
