@@ -53,6 +53,10 @@ describe("HTTP: resync of structured datasources at start", function () {
 		// The job ran as the system user, visible to administrators.
 		const jobs = await node.api("POST", "/a/jobs/user", { Owner: "*" }, admin);
 		assert.ok((jobs.body.Jobs as { Label: string; Owner: string }[]).some((j) => j.Label.includes("rs1") && j.Owner === "pydio.system.user"), jobs.text);
+		// An administrator asking for that job by id gets it, whoever owns it (a resync they start of the same
+		// datasource while the server's runs answers with that job).
+		const byId = await node.api("POST", "/a/jobs/user", { JobIDs: ["resync-ds-rs1"] }, admin);
+		assert.equal((byId.body.Jobs as { Owner: string }[] | undefined)?.[0]?.Owner, "pydio.system.user", byId.text);
 		// The datasource that opted out was left as the index knew it.
 		assert.deepEqual(await names(node, admin, "ws-rs2/docs"), ["old.txt"]);
 	});
