@@ -9,6 +9,7 @@ import { BadRequestError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
 import { baseName, joinPath, parentOf, splitPath } from "../tree/paths";
 import { RECYCLE_BIN } from "../tree/model";
+import { STAGING } from "../tree/operations";
 import { TaskInterrupted, type TaskControl } from "./queue";
 import { ZipClosedError, ZipFormatError, safeEntryPath } from "./zip";
 import { TarFormatError } from "./tar";
@@ -337,7 +338,10 @@ async function resyncDatasource(env: JobEnv, p: ResyncParams): Promise<string> {
 				after = page[page.length - 1].Uuid;
 			}
 		},
-		storage: () => store.list(""),
+		// Uploads in flight sit in the staging area until they are renamed onto their path: not files of the tree.
+		async *storage() {
+			for await (const o of store.list("")) if (!o.key.startsWith(`${STAGING}/`)) yield o;
+		},
 		md5: async (key) => md5Of(await store.get(key)),
 		apply: async (batch) => {
 			await env.call("tree.resyncApply", { ds: p.dsName, add: batch.add, remove: batch.remove });
