@@ -81,7 +81,12 @@ export async function startNode(opts: { services?: string[]; env?: Record<string
 			return { status: res.status, body: parsed, text, headers: res.headers };
 		},
 		async login(login, password) {
-			const r = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login, password } });
+			let r = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login, password } });
+			// Right after a start a service the login needs may not be registered yet: 503, retry as clients do.
+			for (let i = 0; i < 50 && r.status === 503; i++) {
+				await new Promise((res) => setTimeout(res, 100));
+				r = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login, password } });
+			}
 			if (r.status !== 200) throw new Error(`login ${login} failed: ${r.status} ${r.text}`);
 			return r.body.JWT as string;
 		},

@@ -397,7 +397,12 @@ async function nodeOn(dataDir: string, env: Record<string, string> = {}): Promis
 }
 
 async function loginOn(api: Api, login: string, password: string): Promise<string> {
-	const r = await api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login, password } });
+	let r = await api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login, password } });
+	// Just after a start the services a login needs may not be registered yet (503): retry as clients do.
+	for (let i = 0; i < 50 && r.status === 503; i++) {
+		await new Promise((res) => setTimeout(res, 100));
+		r = await api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login, password } });
+	}
 	assert.equal(r.status, 200, r.text);
 	return r.body.JWT;
 }
