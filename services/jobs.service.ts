@@ -308,8 +308,9 @@ const JobsService: ServiceSchema = {
 		/** Queues a resync of every structured datasource (see resyncOnRestart), as the system user. */
 		async resyncStructured(): Promise<void> {
 			try {
+				const startedAt = Math.floor(Date.now() / 1000);
 				await this.broker.waitForServices(["datasources", "tree"], 60_000);
-				const names = resyncOnRestart(await this.broker.call("datasources.list", {}));
+				const names = resyncOnRestart(await this.broker.call("datasources.list", {}), startedAt);
 				for (const dsName of names) await this.broker.call("jobs.create", { JobName: "datasource-resync", JsonParameters: JSON.stringify({ dsName }) }, { meta: { user: SYSTEM_USER } });
 			} catch (e) {
 				if (!this.shuttingDown && !(this.broker as { stopping?: boolean }).stopping) this.logger.warn(`Resync of structured datasources at start: ${(e as Error).message}`);

@@ -101,8 +101,13 @@ export const SYSTEM_USER: Identity = { Uuid: "pydio.system.user", Login: "pydio.
  * removed by other tools, or a crash may have come between a write to storage and its index update), unless
  * their `SkipSyncOnRestart` says not to. Internal ones (versions, thumbnails) have no tree.
  */
-export function resyncOnRestart(list: { Name: string; FlatStorage?: boolean; SkipSyncOnRestart?: boolean; Disabled?: boolean; StorageConfiguration?: Record<string, string> }[]): string[] {
-	return list.filter((d) => d.FlatStorage === false && !d.SkipSyncOnRestart && !d.Disabled && d.StorageConfiguration?.cellsInternal !== "true").map((d) => d.Name);
+export function resyncOnRestart(
+	list: { Name: string; FlatStorage?: boolean; SkipSyncOnRestart?: boolean; Disabled?: boolean; CreationDate?: number; StorageConfiguration?: Record<string, string> }[],
+	startedAt: number,
+): string[] {
+	// One created since the node started has nothing to catch up on.
+	const old = (d: { CreationDate?: number }) => !d.CreationDate || d.CreationDate <= startedAt;
+	return list.filter((d) => d.FlatStorage === false && !d.SkipSyncOnRestart && !d.Disabled && old(d) && d.StorageConfiguration?.cellsInternal !== "true").map((d) => d.Name);
 }
 
 /** `<jobId>-<first 8 chars of the task id>`, as Cells names a task's operation in its logs. */

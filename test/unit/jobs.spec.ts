@@ -10,6 +10,7 @@ import { TarWriter, readTar } from "../../lib/jobs/tar";
 import { createGunzip } from "node:zlib";
 import { checkFields, fullyPrefiltered, matches, parseQuery, prefilter } from "../../lib/jobs/query";
 import { JobQueue, TaskInterrupted, type TaskControl } from "../../lib/jobs/queue";
+import { resyncOnRestart } from "../../lib/jobs/model";
 import { resync, type IndexEntry, type ResyncAdd, type StorageEntry } from "../../lib/jobs/resync";
 import { jobParams, parseJsonParameters } from "../../lib/jobs/params";
 import { LOG_FIELDS, presentLog, type LogDoc } from "../../lib/jobs/model";
@@ -406,3 +407,20 @@ describe("lib/jobs/resync", () => {
 		assert.deepEqual(res, { added: 2, updated: 2, removed: 2, unchanged: 1, skipped: 2, scanned: storage.length });
 	});
 });
+
+describe("jobs: resync at start", () => {
+	it("picks structured, non-internal datasources created before the start, unless they opt out", () => {
+		const at = 1_000;
+		const list = [
+			{ Name: "flat", FlatStorage: true, CreationDate: 10 },
+			{ Name: "struct", FlatStorage: false, CreationDate: 10 },
+			{ Name: "skip", FlatStorage: false, SkipSyncOnRestart: true, CreationDate: 10 },
+			{ Name: "off", FlatStorage: false, Disabled: true, CreationDate: 10 },
+			{ Name: "internal", FlatStorage: false, CreationDate: 10, StorageConfiguration: { cellsInternal: "true" } },
+			{ Name: "new", FlatStorage: false, CreationDate: 1_001 },
+			{ Name: "undated", FlatStorage: false },
+		];
+		assert.deepEqual(resyncOnRestart(list, at), ["struct", "undated"]);
+	});
+});
+
