@@ -43,6 +43,7 @@ import {
 import { checkLocalDataSource, prepareLocalFolder, resolveLocalFolder } from "../lib/datasources/local";
 import { checkBucketReachable, checkEndpointUrl, createS3Bucket, listS3Buckets, s3Endpoint } from "../lib/datasources/s3";
 import { dataSourceParam, dataSourceProps, str } from "../lib/datasources/params";
+import { checkRelocation } from "../lib/datasources/relocation";
 import { evaluateResolution, parseResolution, splitResolved, type ParsedResolution, type ResolutionUser } from "../lib/datasources/resolution";
 
 type AnyDoc = DataSourceDoc | VirtualNodeDoc;
@@ -51,6 +52,7 @@ type ResolveParams = { uuid: string; user: ResolutionUser };
 
 
 interface DsMethods {
+	hasTree(): boolean;
 	serialized<T>(fn: () => Promise<T>): Promise<T>;
 	loadDataSource(name: string): Promise<DataSourceDoc | null>;
 	allDataSources(): Promise<DataSourceDoc[]>;
@@ -126,7 +128,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 				if (ws.length) throw new ConflictError(`Datasource ${name} is used by workspace ${ws.join(", ")}`, "datasource.used");
 				// The configuration goes; the data stays where it is. The tree forgets the datasource's index first,
 				// or refuses (409) when that index is the only record of its files (flat).
-				if ((this.broker.registry as unknown as { hasService(n: string): boolean }).hasService("tree")) await ctx.call("tree.dropDatasource", { ds: name });
+				if (this.hasTree()) await ctx.call("tree.dropDatasource", { ds: name });
 				await this.serialized(() => this.store.remove(dsId(name)));
 				await this.changed({ name });
 				return { Success: true };
@@ -272,6 +274,9 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 		},
 	},
 	methods: {
+		hasTree(this: DsThis): boolean {
+			return (this.broker.registry as unknown as { hasService(n: string): boolean }).hasService("tree");
+		},
 		/** Writes run one at a time on this node: checks then writes. */
 		serialized<T>(this: DsThis, fn: () => Promise<T>): Promise<T> {
 			const run = this.writeQueue.then(fn, fn);
@@ -325,6 +330,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 				}
 				const others = (await this.allDataSources()).filter((d) => d.Name !== name).map(internalDataSource);
 				await this.checkStorage(ds, others);
+				if (existing && this.hasTree()) await checkRelocation(name, internalDataSource(existing), ds, () => ctx.call("tree.sampleKeys", { ds: name, limit: 5 }), loadConfig().dataDir);
 				const doc = { ...ds, _id: dsId(name), kind: "datasource" } as DataSourceDoc;
 				await this.store.replace(doc);
 				return ds;

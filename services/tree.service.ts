@@ -183,6 +183,13 @@ const TreeService: ServiceSchema = {
 				return { Added: r.added.length, Updated: r.updated.length, Removed: r.removed.length };
 			},
 		},
+		// Internal: object keys of a few files of a datasource (datasources checks a new storage place holds them).
+		sampleKeys: {
+			params: { ds: { type: "string", max: 64 }, limit: { type: "number", integer: true, min: 1, max: 100 } },
+			async handler(ctx: Context<{ ds: string; limit: number }>) {
+				return this.ops.index.sampleKeys(ctx.params.ds, ctx.params.limit);
+			},
+		},
 		// Internal, before a datasource's configuration is deleted (datasources.deleteDataSource).
 		dropDatasource: {
 			params: { ds: { type: "string", max: 64 } },

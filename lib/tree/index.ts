@@ -251,6 +251,12 @@ export class TreeIndex {
 		return docs;
 	}
 
+	/** Object keys of up to `limit` files of a datasource. */
+	async sampleKeys(ds: string, limit: number): Promise<string[]> {
+		const docs = await this.store.find({ query: { ds, type: "LEAF" }, limit });
+		return docs.map((d) => d.key).filter((k): k is string => !!k);
+	}
+
 	/** Number of files of a datasource. */
 	async fileCount(ds: string): Promise<number> {
 		return this.store.count({ ds, type: "LEAF" });

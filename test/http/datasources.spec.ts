@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { statSync } from "node:fs";
+import { renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, type TestNode } from "../helpers/node";
 import { finished } from "../helpers/jobs";
@@ -115,6 +115,14 @@ describe("HTTP: datasources", function () {
 		assert.equal(refused.status, 409, refused.text);
 		assert.match(refused.body.Title, /1 file/);
 		assert.equal((await node.api("GET", "/a/config/datasource/gone2", undefined, admin)).status, 200);
+		// Pointed at a folder that does not hold its objects, it would lose every file: refused; once they are
+		// moved there, accepted.
+		const moved = await node.api("POST", "/a/config/datasource/gone2", { StorageType: "LOCAL", FlatStorage: true, StorageConfiguration: { folder: "gone2-moved" } }, admin);
+		assert.equal(moved.status, 409, moved.text);
+		assert.match(moved.body.Title, /move its objects there first/);
+		renameSync(join(node.dataDir, "gone2"), join(node.dataDir, "gone2-moved"));
+		const ok = await node.api("POST", "/a/config/datasource/gone2", { StorageType: "LOCAL", FlatStorage: true, StorageConfiguration: { folder: "gone2-moved" } }, admin);
+		assert.equal(ok.status, 200, ok.text);
 	});
 
 	it("lists, creates and deletes virtual nodes", async () => {
