@@ -330,14 +330,7 @@ const TreeService: ServiceSchema = {
 		async sweepAll(maxAgeMs: number, orphans = false): Promise<number> {
 			type Ds = { Name: string; StorageConfiguration?: Record<string, string> };
 			const list = await this.broker.call<Ds[], Record<string, never>>("datasources.list", {}).catch(() => [] as Ds[]);
-			const warn = (name: string) => (e: Error) => (this.logger.warn(`Sweeping ${name}: ${e.message}`), 0);
-			let removed = 0;
-			for (const d of list) {
-				removed += await this.ops.sweepStaging(d.Name, maxAgeMs).catch(warn(d.Name));
-				// Internal datasources (versions, thumbnails) hold objects the tree does not index.
-				if (orphans && d.StorageConfiguration?.cellsInternal !== "true") removed += await this.ops.sweepOrphans(d.Name, maxAgeMs).catch(warn(d.Name));
-			}
-			return removed;
+			return this.ops.sweepAll(list, maxAgeMs, orphans, (name: string, e: Error) => this.logger.warn(`Sweeping ${name}: ${e.message}`));
 		},
 		recycleDeps(): RecycleDeps {
 			return { ops: this.ops, resolver: this.resolver, changed: (type, doc, from) => this.broadcastChange(type, doc, from) };

@@ -260,6 +260,18 @@ export class TreeOperations {
 		return removed;
 	}
 
+	/** Staging leftovers of every datasource; with `orphans`, also unreferenced objects of the tree's flat ones. */
+	async sweepAll(list: { Name: string; StorageConfiguration?: Record<string, string> }[], maxAgeMs: number, orphans: boolean, warn: (ds: string, e: Error) => void): Promise<number> {
+		const failed = (ds: string) => (e: Error) => (warn(ds, e), 0);
+		let removed = 0;
+		for (const d of list) {
+			removed += await this.sweepStaging(d.Name, maxAgeMs).catch(failed(d.Name));
+			// Internal datasources (versions, thumbnails) hold objects the tree does not index.
+			if (orphans && d.StorageConfiguration?.cellsInternal !== "true") removed += await this.sweepOrphans(d.Name, maxAgeMs).catch(failed(d.Name));
+		}
+		return removed;
+	}
+
 	/**
 	 * Removes objects of a flat datasource that no node of it points to, once older than `maxAgeMs`: content of an
 	 * upload whose node was never committed, or replaced or deleted content whose removal a crash interrupted.
