@@ -12,11 +12,16 @@ const now = () => Math.floor(Date.now() / 1000);
 const copyDoc = (d: NodeDoc): NodeDoc => ({ ...d, meta: { ...d.meta } });
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+/** Orders a listing can be asked in (Cells' SortField); by name within equal values. */
+export const SORT_FIELDS = ["name", "size", "mtime"] as const;
+export type SortField = (typeof SORT_FIELDS)[number];
+
 export interface ListOptions {
 	offset?: number;
 	limit?: number;
 	type?: NodeType;
 	includeHidden?: boolean;
+	sort?: { field: SortField; desc?: boolean };
 }
 
 export class TreeIndex {
@@ -99,13 +104,26 @@ export class TreeIndex {
 			const total = await this.store.count(query);
 			return { nodes: await this.store.find({ query, sort: ["name"], offset: opts.offset, limit: opts.limit }), total };
 		}
+		const offset = opts.offset ?? 0;
+		const end = opts.limit ? offset + opts.limit : undefined;
+		const field = opts.sort?.field ?? "name";
+		if (field !== "name") return this.childrenBy(dsKey(ds, path), field, !!opts.sort?.desc, opts.type, offset, end);
 		let list = await this.childList(dsKey(ds, path));
 		if (opts.type) list = list.filter((e) => e.type === opts.type);
-		const offset = opts.offset ?? 0;
-		const page = list.slice(offset, opts.limit ? offset + opts.limit : undefined);
+		// Names are kept sorted: a descending page is read from the end.
+		const page = opts.sort?.desc ? list.slice(Math.max(0, list.length - (end ?? list.length)), list.length - offset).reverse() : list.slice(offset, end);
 		if (!page.length) return { nodes: [], total: list.length };
 		const nodes = (await Promise.all(page.map((e) => this.byUuid(e.id)))).filter((d): d is NodeDoc => !!d);
 		return { nodes, total: list.length };
+	}
+
+	/** Visible children ordered by size or date (then name): sorted per request, from memory when the store holds it. */
+	private async childrenBy(parentKey: string, field: "size" | "mtime", desc: boolean, type: NodeType | undefined, offset: number, end: number | undefined): Promise<{ nodes: NodeDoc[]; total: number }> {
+		const all = this.store.memory?.matching("parentKey", parentKey) ?? (await this.store.find({ query: { parentKey } }));
+		const docs = all.filter((d) => !d.name.startsWith(".") && (!type || d.type === type));
+		const dir = desc ? -1 : 1;
+		docs.sort((a, b) => (a[field] - b[field]) * dir || (a.name < b.name ? -dir : a.name > b.name ? dir : 0));
+		return { nodes: docs.slice(offset, end).map(copyDoc), total: docs.length };
 	}
 
 	/** Number of files and folders directly inside a folder (dot-files excluded). */

@@ -3,7 +3,7 @@
 import { BadRequestError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
 import type { AccessibleWorkspace } from "../workspaces/model";
-import type { TreeIndex } from "./index";
+import { SORT_FIELDS, type SortField, type TreeIndex } from "./index";
 import type { Resolver, Location } from "./resolver";
 import type { NodeDoc, TreeNode } from "./model";
 import { pagination, presentNode, presentWorkspace, type Pagination } from "./present";
@@ -39,6 +39,14 @@ export interface ChangeLog {
 }
 export type VersionNode = TreeNode & { Commits?: ChangeLog[] };
 // ---- end versions ----
+
+/** The order asked for (SortField, SortDirDesc): Cells' field names, in any case; anything else is a 400. */
+function sortOf(p: BulkParams): { field: SortField; desc: boolean } | undefined {
+	if (!p.SortField) return p.SortDirDesc ? { field: "name", desc: true } : undefined;
+	const field = p.SortField.toLowerCase();
+	if (!(SORT_FIELDS as readonly string[]).includes(field)) throw new BadRequestError(`SortField must be one of ${SORT_FIELDS.join(", ")}`);
+	return { field: field as SortField, desc: !!p.SortDirDesc };
+}
 
 export class TreeReader {
 	constructor(
@@ -86,7 +94,7 @@ export class TreeReader {
 			if (!folder || folder.type !== "COLLECTION") throw new NotFoundError(`Folder ${path} not found`, "node.notfound");
 			const offset = p.Offset ?? 0;
 			const type = p.Filters?.type === "LEAF" || p.Filters?.type === "COLLECTION" ? p.Filters.type : undefined;
-			const { nodes: children, total } = await this.index.children(loc.ds, loc.path, { offset, limit: p.Limit || undefined, type });
+			const { nodes: children, total } = await this.index.children(loc.ds, loc.path, { offset, limit: p.Limit || undefined, type, sort: sortOf(p) });
 			for (const c of children) nodes.push(presentNode(c, loc));
 			page = pagination(offset, p.Limit ?? 0, total);
 		}

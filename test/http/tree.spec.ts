@@ -75,6 +75,30 @@ describe("HTTP: the node tree", function () {
 		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files" }] }, alice)).status, 403);
 	});
 
+	it("lists in the order asked: by name, size or date, either way, and refuses an unknown order", async () => {
+		const put = (k: string, body: string) => fetch(`${node.url}/io/${k}`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body });
+		await put("common-files/sorted/b.txt", "bb");
+		await put("common-files/sorted/c.txt", "c");
+		await new Promise((r) => setTimeout(r, 1100)); // dates are in seconds
+		await put("common-files/sorted/a.txt", "aaa");
+		const order = async (extra: Record<string, unknown>) => {
+			const r = await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/sorted/*"], ...extra }, alice);
+			assert.equal(r.status, 200, r.text);
+			return r.body.Nodes.map((n: { Path: string }) => n.Path.split("/").pop());
+		};
+		assert.deepEqual(await order({}), ["a.txt", "b.txt", "c.txt"]);
+		assert.deepEqual(await order({ SortDirDesc: true }), ["c.txt", "b.txt", "a.txt"]);
+		assert.deepEqual(await order({ SortField: "size" }), ["c.txt", "b.txt", "a.txt"]);
+		assert.deepEqual(await order({ SortField: "size", SortDirDesc: true }), ["a.txt", "b.txt", "c.txt"]);
+		// b and c within a second or not, ties go by name: the orders are the same.
+		assert.deepEqual(await order({ SortField: "mtime" }), ["b.txt", "c.txt", "a.txt"]);
+		assert.deepEqual(await order({ SortField: "MTime", SortDirDesc: true }), ["a.txt", "c.txt", "b.txt"]);
+		const pageDesc = await order({ SortDirDesc: true, Offset: 1, Limit: 1 });
+		assert.deepEqual(pageDesc, ["b.txt"]);
+		assert.deepEqual(await order({ SortField: "size", Offset: 2, Limit: 5 }), ["a.txt"]);
+		assert.equal((await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/sorted/*"], SortField: "colour" }, alice)).status, 400);
+	});
+
 	it("names what goes into the recycle bin, or back, so that nothing is overwritten and files keep their extension", async () => {
 		const put = (k: string, body: string) => fetch(`${node.url}/io/${k}`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body });
 		const del = (p: string) => node.api("POST", "/a/tree/delete", { Nodes: [{ Path: p }] }, alice);
