@@ -25,6 +25,8 @@ import { convertToFlat } from "../lib/tree/convert";
 import { deleteNodes, restoreNodes, type RecycleDeps } from "../lib/tree/recycle";
 import { createNodes } from "../lib/tree/create";
 import { adminList, adminStat, type AdminListParams } from "../lib/tree/admin";
+import { archiveSource } from "../lib/jobs/archive";
+import { MAX_ARCHIVE_ENTRIES } from "../lib/jobs/runners";
 
 interface NodeIn {
 	Path?: string;
@@ -389,7 +391,12 @@ const TreeService: ServiceSchema = {
 				if (path) await this.ops.mkdir(ds, path, true);
 			},
 		});
-		this.reader = new TreeReader(index, this.resolver, async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? this.broker.call("versions.list", { uuid }) : []));
+		this.reader = new TreeReader(
+			index,
+			this.resolver,
+			async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? this.broker.call("versions.list", { uuid }) : []),
+			async (doc, format) => archiveSource(format, (await this.dataStore(doc.ds)).store, doc.key ?? "", doc.size, { maxEntries: MAX_ARCHIVE_ENTRIES }),
+		);
 		// Content of writes interrupted by a crash is never in the index; it is swept once a day old.
 		// Unreferenced objects of flat datasources (a listing of all their storage) once a day.
 		let runs = 0;

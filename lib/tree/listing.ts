@@ -7,6 +7,10 @@ import { SORT_FIELDS, type SortField, type TreeIndex } from "./index";
 import type { Resolver, Location } from "./resolver";
 import type { NodeDoc, TreeNode } from "./model";
 import { pagination, presentNode, presentWorkspace, type Pagination } from "./present";
+import { lookup as mimeLookup } from "mime-types";
+import type { ArchiveFormat } from "../jobs/params";
+import type { ArchiveSource } from "../jobs/archive";
+import { archiveFormatOf, listArchive } from "./archive-listing";
 
 export interface BulkParams {
 	NodePaths?: string[];
@@ -54,7 +58,40 @@ export class TreeReader {
 		private readonly resolver: Resolver,
 		/** The versions of a file (none when versioning is not running). */
 		private readonly versions?: (uuid: string) => Promise<VersionEntry[]>,
+		/** Reads an archive file's entries (archive browsing); absent: archives are files only. */
+		private readonly archive?: (doc: NodeDoc, format: ArchiveFormat) => Promise<ArchiveSource>,
 	) {}
+
+	/** The archive file a path goes into (`x.zip/docs` -> x.zip and "docs"), if the path is inside one. */
+	private async archiveAt(loc: Location): Promise<{ doc: NodeDoc; format: ArchiveFormat; inner: string } | null> {
+		const segs = loc.path.split("/");
+		for (let i = segs.length; i > 0; i--) {
+			const p = segs.slice(0, i).join("/");
+			if (p.length <= loc.rootPath.length) return null; // a workspace root is no archive
+			const doc = await this.index.get(loc.ds, p);
+			if (!doc) continue;
+			const format = doc.type === "LEAF" ? archiveFormatOf(doc.name) : null;
+			return format ? { doc, format, inner: segs.slice(i).join("/") } : null;
+		}
+		return null;
+	}
+
+	/** `<archive>/<inner>/*`: the entries of a folder inside an archive file, read-only nodes under its path. */
+	private async archiveListing(loc: Location, path: string, offset: number, limit: number): Promise<{ nodes: TreeNode[]; total: number } | null> {
+		const at = this.archive && (await this.archiveAt(loc));
+		if (!at || !this.archive) return null;
+		const open = this.archive;
+		const children = await listArchive(() => open(at.doc, at.format), at.format, at.doc.size, at.inner);
+		const base = path.slice(0, path.length - (at.inner ? at.inner.length + 1 : 0));
+		const page = children.slice(offset, limit ? offset + limit : undefined);
+		const nodes = page.map((c): TreeNode => {
+			const name = c.path.slice(c.path.lastIndexOf("/") + 1);
+			const meta: Record<string, string> = { name: JSON.stringify(name), node_readonly: "true", archive_entry: "true" };
+			if (c.type === "LEAF") meta.mime = JSON.stringify(mimeLookup(name) || "application/octet-stream");
+			return { Uuid: `${at.doc._id}:${c.path}`, Path: `${base}/${c.path}`, Type: c.type, Size: c.size, MTime: at.doc.mtime, MetaStore: meta };
+		});
+		return { nodes, total: children.length };
+	}
 
 	async stat(path: string, user: Identity, extended = true): Promise<TreeNode | null> {
 		const loc: Location | null = await this.resolver.resolve(path, user);
@@ -91,8 +128,14 @@ export class TreeReader {
 			}
 			await this.resolver.check(loc, user, "read", path);
 			const folder = await this.index.get(loc.ds, loc.path);
-			if (!folder || folder.type !== "COLLECTION") throw new NotFoundError(`Folder ${path} not found`, "node.notfound");
 			const offset = p.Offset ?? 0;
+			if (!folder || folder.type !== "COLLECTION") {
+				const inArchive = await this.archiveListing(loc, path.replace(/\/+$/, ""), offset, p.Limit ?? 0);
+				if (!inArchive) throw new NotFoundError(`Folder ${path} not found`, "node.notfound");
+				nodes.push(...inArchive.nodes);
+				page = pagination(offset, p.Limit ?? 0, inArchive.total);
+				continue;
+			}
 			const type = p.Filters?.type === "LEAF" || p.Filters?.type === "COLLECTION" ? p.Filters.type : undefined;
 			const { nodes: children, total } = await this.index.children(loc.ds, loc.path, { offset, limit: p.Limit || undefined, type, sort: sortOf(p) });
 			for (const c of children) nodes.push(presentNode(c, loc));

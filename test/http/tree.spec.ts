@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { ZipWriter } from "../../lib/jobs/zip";
+import { TarWriter } from "../../lib/jobs/tar";
 
 describe("HTTP: the node tree", function () {
 	this.timeout(30_000);
@@ -97,6 +99,48 @@ describe("HTTP: the node tree", function () {
 		assert.deepEqual(pageDesc, ["b.txt"]);
 		assert.deepEqual(await order({ SortField: "size", Offset: 2, Limit: 5 }), ["a.txt"]);
 		assert.equal((await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/sorted/*"], SortField: "colour" }, alice)).status, 400);
+	});
+
+	it("lists the inside of a zip archive as folders, read-only, without extracting it", async () => {
+		const chunks: Buffer[] = [];
+		const z = new ZipWriter();
+		z.output.on("data", (c: Buffer) => chunks.push(c));
+		const ended = new Promise((r) => z.output.on("end", r));
+		await z.addFile("readme.txt", "hello");
+		await z.addFile("docs/guide.md", "# guide");
+		await z.addFile("docs/img/logo.png", "png");
+		await z.addDirectory("empty");
+		await z.finish();
+		await ended;
+		assert.equal((await fetch(`${node.url}/io/common-files/arch/pack.zip`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body: Buffer.concat(chunks) })).status, 200);
+		const list = async (p: string) => node.api("POST", "/a/tree/stats", { NodePaths: [`${p}/*`] }, alice);
+		const top = await list("common-files/arch/pack.zip");
+		assert.equal(top.status, 200, top.text);
+		assert.deepEqual(top.body.Nodes.map((n: { Path: string; Type: string }) => [n.Path, n.Type]), [
+			["common-files/arch/pack.zip/docs", "COLLECTION"],
+			["common-files/arch/pack.zip/empty", "COLLECTION"],
+			["common-files/arch/pack.zip/readme.txt", "LEAF"],
+		]);
+		const readme = top.body.Nodes[2];
+		assert.equal(readme.Size, "5");
+		assert.equal(readme.MetaStore.node_readonly, "true");
+		assert.equal(JSON.parse(readme.MetaStore.mime), "text/plain");
+		const docs = await list("common-files/arch/pack.zip/docs");
+		assert.deepEqual(docs.body.Nodes.map((n: { Path: string }) => n.Path), ["common-files/arch/pack.zip/docs/guide.md", "common-files/arch/pack.zip/docs/img"]);
+		assert.equal((await list("common-files/arch/pack.zip/nope")).status, 404);
+		assert.equal((await list("common-files/arch/pack.zip/readme.txt")).status, 400);
+		// A tar.gz the same way.
+		const t = new TarWriter({ gzip: true });
+		const tchunks: Buffer[] = [];
+		t.output.on("data", (c: Buffer) => tchunks.push(c));
+		const tended = new Promise((r) => t.output.on("end", r));
+		await t.addFile("src/main.ts", "code", 4);
+		await t.finish();
+		await tended;
+		assert.equal((await fetch(`${node.url}/io/common-files/arch/src.tar.gz`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body: Buffer.concat(tchunks) })).status, 200);
+		assert.deepEqual((await list("common-files/arch/src.tar.gz/src")).body.Nodes.map((n: { Path: string }) => n.Path), ["common-files/arch/src.tar.gz/src/main.ts"]);
+		// Nothing was extracted: the folder holds the archives only.
+		assert.deepEqual((await list("common-files/arch")).body.Nodes.map((n: { Path: string }) => n.Path), ["common-files/arch/pack.zip", "common-files/arch/src.tar.gz"]);
 	});
 
 	it("names what goes into the recycle bin, or back, so that nothing is overwritten and files keep their extension", async () => {
