@@ -239,7 +239,10 @@ const TreeService: ServiceSchema = {
 			async handler(ctx: Context<{ Path: string; need: "read" | "write" }, Meta>) {
 				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), ctx.params.need);
 				const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
-				return { ds: loc.ds, path: loc.path, node: doc && { Uuid: doc._id, Type: doc.type, Key: doc.key, Size: doc.size, MTime: doc.mtime, Etag: doc.etag } };
+				// A path inside an archive file (archive browsing) names an entry that can be read from it.
+				const at = !doc && ctx.params.need === "read" ? await this.reader.archiveAt(loc) : null;
+				const archive = at && { Key: at.doc.key, Size: at.doc.size, MTime: at.doc.mtime, Format: at.format, Inner: at.inner };
+				return { ds: loc.ds, path: loc.path, node: doc && { Uuid: doc._id, Type: doc.type, Key: doc.key, Size: doc.size, MTime: doc.mtime, Etag: doc.etag }, ...(archive ? { archive } : {}) };
 			},
 		},
 		prepareWrite: {

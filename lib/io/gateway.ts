@@ -11,7 +11,9 @@ import type { ObjectStore } from "../storage/types";
 import { parseS3Request, resolveRange, contentRange, type S3Request } from "./request";
 import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
 import { createBodyDecoder } from "./chunked";
-import { ZipWriter } from "../jobs/zip";
+import { ZipWriter, safeEntryPath } from "../jobs/zip";
+import { archiveSource } from "../jobs/archive";
+import type { ArchiveFormat } from "../jobs/params";
 import {
 	S3Error,
 	errorResponse,
@@ -46,6 +48,8 @@ interface Located {
 	ds: string;
 	path: string;
 	node: { Uuid: string; Type: "LEAF" | "COLLECTION"; Key?: string; Size: number; MTime: number; Etag?: string } | null;
+	/** When the path goes inside an archive file: that file, and the entry's path in it. */
+	archive?: { Key?: string; Size: number; MTime: number; Format: ArchiveFormat; Inner: string };
 }
 interface Prepared {
 	ds: string;
@@ -62,6 +66,15 @@ interface Upload extends Prepared {
 }
 
 const BUCKET = "io";
+
+/** An archive entry's path as extraction would write it, or null for one that is refused. */
+function safeEntryPathOrNull(name: string): string | null {
+	try {
+		return safeEntryPath(name);
+	} catch {
+		return null;
+	}
+}
 /** `<anything>-<SelectionUUID>.zip`: the download of a saved selection. */
 const SELECTION_ZIP = /-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.zip$/;
 
@@ -279,6 +292,7 @@ export class IoGateway {
 		const selection = SELECTION_ZIP.exec(key);
 		if (!node && selection && s3.operation === "GetObject") return this.zipSelection(selection[1], res, user);
 		if (node?.Type === "COLLECTION" && key.endsWith("/")) return void res.writeHead(200, { "Content-Length": 0, "Content-Type": "application/x-directory" }).end();
+		if (!node && loc.archive && (s3.operation === "GetObject" || s3.operation === "HeadObject")) return this.archiveEntry(loc.ds, loc.archive, s3, res, key);
 		if (!node || node.Type !== "LEAF" || node.Key === undefined) throw new S3Error("NoSuchKey", `${key} does not exist`, { Key: key });
 		// versions: ?versionId= serves a kept version of this node (read right checked above on the key).
 		const versioned = s3.versionId && s3.versionId !== "null" ? await this.version(node.Uuid, s3.versionId, user, key) : null;
@@ -303,6 +317,23 @@ export class IoGateway {
 		const stream = await store.get(content.key, range);
 		res.writeHead(range ? 206 : 200, headers);
 		await pipeline(stream, res);
+	}
+
+	/** A file inside an archive (archive browsing), read out of it as it is streamed; whole, Range is not offered. */
+	private async archiveEntry(ds: string, a: NonNullable<Located["archive"]>, s3: S3Request, res: ServerResponse, key: string): Promise<void> {
+		const store = await this.deps.store(ds);
+		const src = await archiveSource(a.Format, store, a.Key ?? "", a.Size, { maxEntries: 200_000 }).catch(() => null);
+		if (src) {
+			for await (const e of src.entries()) {
+				if (e.kind !== "file" || safeEntryPathOrNull(e.name) !== a.Inner) continue;
+				const headers = { "Content-Type": mimeLookup(key) || "application/octet-stream", "Content-Length": e.size, "Last-Modified": new Date(a.MTime * 1000).toUTCString() };
+				if (s3.operation === "HeadObject") return void res.writeHead(200, headers).end();
+				const body = await e.open();
+				res.writeHead(200, headers);
+				return void (await pipeline(body, res));
+			}
+		}
+		throw new S3Error("NoSuchKey", `${key} does not exist`, { Key: key });
 	}
 
 	private async put(s3: S3Request, req: IncomingMessage, res: ServerResponse, user: Identity, verified: VerifyOk | null, key: string): Promise<void> {

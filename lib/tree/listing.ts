@@ -63,7 +63,7 @@ export class TreeReader {
 	) {}
 
 	/** The archive file a path goes into (`x.zip/docs` -> x.zip and "docs"), if the path is inside one. */
-	private async archiveAt(loc: Location): Promise<{ doc: NodeDoc; format: ArchiveFormat; inner: string } | null> {
+	async archiveAt(loc: Location): Promise<{ doc: NodeDoc; format: ArchiveFormat; inner: string } | null> {
 		const segs = loc.path.split("/");
 		for (let i = segs.length; i > 0; i--) {
 			const p = segs.slice(0, i).join("/");

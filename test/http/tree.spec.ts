@@ -101,7 +101,7 @@ describe("HTTP: the node tree", function () {
 		assert.equal((await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/sorted/*"], SortField: "colour" }, alice)).status, 400);
 	});
 
-	it("lists the inside of a zip archive as folders, read-only, without extracting it", async () => {
+	it("lists the inside of an archive as folders, read-only, and reads its files, without extracting it", async () => {
 		const chunks: Buffer[] = [];
 		const z = new ZipWriter();
 		z.output.on("data", (c: Buffer) => chunks.push(c));
@@ -128,6 +128,11 @@ describe("HTTP: the node tree", function () {
 		const docs = await list("common-files/arch/pack.zip/docs");
 		assert.deepEqual(docs.body.Nodes.map((n: { Path: string }) => n.Path), ["common-files/arch/pack.zip/docs/guide.md", "common-files/arch/pack.zip/docs/img"]);
 		assert.equal((await list("common-files/arch/pack.zip/nope")).status, 404);
+		// An entry reads out of the archive through /io, as the listing shows it.
+		const entry = await fetch(`${node.url}/io/common-files/arch/pack.zip/docs/guide.md`, { headers: { "X-Pydio-Bearer": alice } });
+		assert.equal(entry.status, 200);
+		assert.equal(await entry.text(), "# guide");
+		assert.equal((await fetch(`${node.url}/io/common-files/arch/pack.zip/docs/missing.md`, { headers: { "X-Pydio-Bearer": alice } })).status, 404);
 		assert.equal((await list("common-files/arch/pack.zip/readme.txt")).status, 400);
 		// A tar.gz the same way.
 		const t = new TarWriter({ gzip: true });
@@ -139,6 +144,7 @@ describe("HTTP: the node tree", function () {
 		await tended;
 		assert.equal((await fetch(`${node.url}/io/common-files/arch/src.tar.gz`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body: Buffer.concat(tchunks) })).status, 200);
 		assert.deepEqual((await list("common-files/arch/src.tar.gz/src")).body.Nodes.map((n: { Path: string }) => n.Path), ["common-files/arch/src.tar.gz/src/main.ts"]);
+		assert.equal(await (await fetch(`${node.url}/io/common-files/arch/src.tar.gz/src/main.ts`, { headers: { "X-Pydio-Bearer": alice } })).text(), "code");
 		// Nothing was extracted: the folder holds the archives only.
 		assert.deepEqual((await list("common-files/arch")).body.Nodes.map((n: { Path: string }) => n.Path), ["common-files/arch/pack.zip", "common-files/arch/src.tar.gz"]);
 	});
