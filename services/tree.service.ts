@@ -27,24 +27,8 @@ import { createNodes } from "../lib/tree/create";
 import { adminList, adminStat, type AdminListParams } from "../lib/tree/admin";
 import { archiveSource } from "../lib/jobs/archive";
 import { MAX_ARCHIVE_ENTRIES } from "../lib/jobs/runners";
+import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 
-interface NodeIn {
-	Path?: string;
-	Type?: "UNKNOWN" | "LEAF" | "COLLECTION";
-	Uuid?: string;
-}
-
-const nodeList = { type: "array", items: "object", min: 1, max: 1000 } as const;
-const bulkParams = {
-	NodePaths: { type: "array", optional: true, items: "string", max: 1000 },
-	Offset: { type: "number", optional: true, integer: true, min: 0 },
-	Limit: { type: "number", optional: true, integer: true, min: 0, max: 10_000 },
-	AllMetaProviders: { type: "boolean", optional: true },
-	Versions: { type: "boolean", optional: true },
-	SortField: { type: "string", optional: true, max: 64 },
-	SortDirDesc: { type: "boolean", optional: true },
-	Filters: { type: "record", optional: true },
-} as const;
 
 const TreeService: ServiceSchema = {
 	name: "tree",
