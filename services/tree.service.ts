@@ -29,7 +29,6 @@ import { archiveSource } from "../lib/jobs/archive";
 import { MAX_ARCHIVE_ENTRIES } from "../lib/jobs/runners";
 import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 
-
 const TreeService: ServiceSchema = {
 	name: "tree",
 	mixins: [DbMixin("nodes", { indexes: [{ field: "dsPath", unique: true }, { field: "parentKey" }] }), DataStoresMixin],
