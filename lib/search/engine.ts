@@ -45,7 +45,9 @@ export class SearchEngine {
 	private building: Promise<void> | null = null;
 	private ready = false;
 	private buffered: TreeChange[] = [];
+	/** Files whose text is to be read, oldest first from `contentHead` (a shift() per item is quadratic at 1M). */
 	private contentQueue: string[] = [];
+	private contentHead = 0;
 	private queued = new Set<string>();
 	private workers = 0;
 	private drained: (() => void)[] = [];
@@ -137,6 +139,25 @@ export class SearchEngine {
 		}
 	}
 
+	private pendingContent(): number {
+		return this.contentQueue.length - this.contentHead;
+	}
+
+	private nextContent(): string | undefined {
+		if (this.contentHead >= this.contentQueue.length) {
+			this.contentQueue = [];
+			this.contentHead = 0;
+			return undefined;
+		}
+		const uuid = this.contentQueue[this.contentHead++];
+		// Drop what was taken now and then, so that a long queue does not keep its whole past.
+		if (this.contentHead >= 4096 && this.contentHead * 2 >= this.contentQueue.length) {
+			this.contentQueue = this.contentQueue.slice(this.contentHead);
+			this.contentHead = 0;
+		}
+		return uuid;
+	}
+
 	private enqueueSlot(slot: number): void {
 		if (!this.deps.readContent) return;
 		const idx = this.index;
@@ -146,7 +167,7 @@ export class SearchEngine {
 		if (this.queued.has(uuid)) return;
 		this.queued.add(uuid);
 		this.contentQueue.push(uuid);
-		while (this.workers < CONTENT_CONCURRENCY && this.contentQueue.length) {
+		while (this.workers < CONTENT_CONCURRENCY && this.pendingContent() > 0) {
 			this.workers++;
 			void this.work();
 		}
@@ -154,7 +175,7 @@ export class SearchEngine {
 
 	private async work(): Promise<void> {
 		try {
-			for (let uuid = this.contentQueue.shift(); uuid !== undefined; uuid = this.contentQueue.shift()) {
+			for (let uuid = this.nextContent(); uuid !== undefined; uuid = this.nextContent()) {
 				this.queued.delete(uuid);
 				const idx = this.index;
 				const slot = idx.slotOf(uuid);
@@ -176,7 +197,7 @@ export class SearchEngine {
 
 	/** Resolves when no file text is waiting to be read (tests, bench). */
 	idle(): Promise<void> {
-		if (!this.workers && !this.contentQueue.length) return Promise.resolve();
+		if (!this.workers && !this.pendingContent()) return Promise.resolve();
 		return new Promise((resolve) => this.drained.push(resolve));
 	}
 
@@ -201,7 +222,7 @@ export class SearchEngine {
 			Nodes: this.index.count,
 			TextFiles: this.index.content.indexedFiles,
 			Words: this.index.content.distinctWords,
-			PendingText: this.contentQueue.length + this.workers,
+			PendingText: this.pendingContent() + this.workers,
 		};
 	}
 }
