@@ -309,7 +309,12 @@ const JobsService: ServiceSchema = {
 		async resyncStructured(): Promise<void> {
 			try {
 				const startedAt = Math.floor(Date.now() / 1000);
-				await this.broker.waitForServices(["datasources", "tree"], 60_000);
+				// A tree of a million nodes takes over a minute to load: wait as long as it takes.
+				for (;;) {
+					const up = await this.broker.waitForServices(["datasources", "tree"], 60_000).then(() => true, () => false);
+					if (up) break;
+					if (this.shuttingDown || (this.broker as { stopping?: boolean }).stopping) return;
+				}
 				const names = resyncOnRestart(await this.broker.call("datasources.list", {}), startedAt);
 				for (const dsName of names) await this.broker.call("jobs.create", { JobName: "datasource-resync", JsonParameters: JSON.stringify({ dsName }) }, { meta: { user: SYSTEM_USER } });
 			} catch (e) {
