@@ -25,8 +25,7 @@ import { convertToFlat } from "../lib/tree/convert";
 import { deleteNodes, restoreNodes, type RecycleDeps } from "../lib/tree/recycle";
 import { createNodes } from "../lib/tree/create";
 import { adminList, adminStat, type AdminListParams } from "../lib/tree/admin";
-import { archiveSource } from "../lib/jobs/archive";
-import { MAX_ARCHIVE_ENTRIES } from "../lib/jobs/runners";
+import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../lib/jobs/archive";
 import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 
 const TreeService: ServiceSchema = {
@@ -107,10 +106,11 @@ const TreeService: ServiceSchema = {
 				const user = requireUser(ctx);
 				const from = await this.resolver.require(ctx.params.From, user, "write");
 				const to = await this.resolver.require(ctx.params.To, user, "write");
+				// A workspace root never moves; moving out of the recycle bin is allowed, into it is not.
 				if (from.rel === "") checkUserWritable(from.rel);
 				checkUserWritable(to.rel);
 				const moved: NodeDoc = await this.ops.move(from.ds, from.path, to.ds, to.path);
-				this.changed(ctx, "move", moved, { ds: from.ds, path: from.path });
+				this.broadcastChange("move", moved, { ds: from.ds, path: from.path });
 				return presentNode(moved, to);
 			},
 		},
@@ -122,7 +122,7 @@ const TreeService: ServiceSchema = {
 				const to = await this.resolver.require(ctx.params.To, user, "write");
 				checkUserWritable(to.rel);
 				const created: NodeDoc[] = await this.ops.copyTree(from.ds, from.path, to.ds, to.path);
-				for (const d of created) this.changed(ctx, "create", d);
+				for (const d of created) this.broadcastChange("create", d);
 				return presentNode(created[0], to);
 			},
 		},
@@ -135,7 +135,7 @@ const TreeService: ServiceSchema = {
 				const changes: Record<string, string | undefined> = { ...(ctx.params.set ?? {}) };
 				for (const k of ctx.params.remove ?? []) changes[k] = undefined;
 				const updated: NodeDoc = await this.ops.index.setMeta(doc._id, changes);
-				this.changed(ctx, "meta", updated);
+				this.broadcastChange("meta", updated);
 				return presentNode(updated, loc);
 			},
 		},
@@ -162,9 +162,9 @@ const TreeService: ServiceSchema = {
 				requireAdmin(ctx);
 				for (const f of ctx.params.add) splitPath(f.path);
 				const r = await this.ops.resyncApply(ctx.params.ds, ctx.params.add, ctx.params.remove);
-				for (const d of r.added) this.changed(ctx, "create", d);
-				for (const d of r.updated) this.changed(ctx, "content", d);
-				for (const d of r.removed) if (d.type === "LEAF") this.changed(ctx, "delete", d);
+				for (const d of r.added) this.broadcastChange("create", d);
+				for (const d of r.updated) this.broadcastChange("content", d);
+				for (const d of r.removed) if (d.type === "LEAF") this.broadcastChange("delete", d);
 				return { Added: r.added.length, Updated: r.updated.length, Removed: r.removed.length };
 			},
 		},
@@ -240,7 +240,7 @@ const TreeService: ServiceSchema = {
 			params: { ds: "string", path: "string", uuid: "string", key: "string", size: { type: "number", min: 0 }, etag: "string" },
 			async handler(ctx: Context<{ ds: string; path: string; uuid: string; key: string; size: number; etag: string }, Meta>) {
 				const doc: NodeDoc = await this.ops.commitWrite(ctx.params.ds, ctx.params.path, ctx.params, ctx.meta.user?.Uuid);
-				this.changed(ctx, "content", doc);
+				this.broadcastChange("content", doc);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},
 		},
@@ -275,7 +275,7 @@ const TreeService: ServiceSchema = {
 					(e: unknown) => (e instanceof NotFoundError ? true : Promise.reject(e)),
 				);
 				if (gone) return { Deleted: false };
-				this.changed(ctx, "delete", doc);
+				this.broadcastChange("delete", doc);
 				return { Deleted: true };
 			},
 		},
@@ -287,7 +287,7 @@ const TreeService: ServiceSchema = {
 				const to = await this.resolver.require(ctx.params.To, user, "write");
 				checkUserWritable(to.rel);
 				const doc: NodeDoc = await this.ops.copyFile(from.ds, from.path, to.ds, to.path);
-				this.changed(ctx, "create", doc);
+				this.broadcastChange("create", doc);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},
 		},
@@ -310,10 +310,6 @@ const TreeService: ServiceSchema = {
 		},
 	},
 	methods: {
-		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */
-		changed(ctx: Context, type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
-			this.broadcastChange(type, doc, from);
-		},
 		/** Staging leftovers of every datasource; with `orphans`, also unreferenced objects of the tree's flat ones. */
 		async sweepAll(maxAgeMs: number, orphans = false): Promise<number> {
 			type Ds = { Name: string; StorageConfiguration?: Record<string, string> };
@@ -329,6 +325,7 @@ const TreeService: ServiceSchema = {
 				return n.Path;
 			});
 		},
+		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */
 		broadcastChange(type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
 			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, key: doc.key, meta: doc.meta };
 			this.broker.broadcast("tree.changed", from ? { type, node, from } : { type, node });

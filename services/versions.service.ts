@@ -18,7 +18,8 @@ import type { ObjectStore } from "../lib/storage";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import type { DataSource } from "../lib/datasources/model";
 import { DEFAULT_POLICIES, DEFAULT_POLICY_ID, NODE_DELETED_STRATEGIES, activeLimit, checkPolicyId, normalizePolicy, type PolicyInput, type VersioningPolicy } from "../lib/versions/policy";
-import { newestFirst, pruneBySize, pruneNode, pruneOnDelete, shouldCapture, type VersionRecord } from "../lib/versions/prune";
+import { newestFirst, pruneBySize, pruneNode, pruneOnDelete, shouldCapture, type VersionEntry, type VersionRecord } from "../lib/versions/prune";
+import { escapeRegExp } from "../lib/strings";
 
 type PolicyDoc = VersioningPolicy & { _id: string; kind: "policy"; [key: string]: unknown };
 type MetaDoc = { _id: string; kind: "meta"; seeded: string[]; [key: string]: unknown };
@@ -46,19 +47,10 @@ interface TreeChanged {
 	node?: ChangedNode;
 	from?: { ds: string; path: string };
 }
-interface VersionEntry {
-	Uuid: string;
-	MTime: number;
-	Size: number;
-	Etag: string;
-	OwnerUuid: string;
-	Description: string;
-}
 
 const policyId = (uuid: string) => `policy:${uuid}`;
 const SEEDED_ID = "meta:seeded";
 const SWEEP_EVERY_MS = 3_600_000;
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const byteLimit = { type: "number", optional: true, integer: true } as const;
 
 interface Methods {
@@ -337,7 +329,7 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		/** A file or a folder (its whole subtree) is gone: NodeDeletedStrategy of the datasource's policy. */
 		async onDeleted(this: This, node: ChangedNode) {
 			const or: Record<string, unknown>[] = [{ nodeUuid: node.Uuid }];
-			if (node.type === "COLLECTION") or.push({ ds: node.ds, path: new RegExp(`^${escapeRe(node.path)}/`) });
+			if (node.type === "COLLECTION") or.push({ ds: node.ds, path: new RegExp(`^${escapeRegExp(node.path)}/`) });
 			const found = (await this.store.find({ query: { kind: "version", $or: or } })) as VersionRecord[];
 			if (!found.length) return;
 			const current = await this.policyOfDatasource(node.ds).catch(() => null);
@@ -360,7 +352,7 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				await this.store.updateMany({ kind: "version", nodeUuid: node.Uuid }, { $set: { ds: node.ds, path: node.path } });
 				return;
 			}
-			const under = (await this.store.find({ query: { kind: "version", ds: from.ds, path: new RegExp(`^${escapeRe(from.path)}/`) } })) as VersionRecord[];
+			const under = (await this.store.find({ query: { kind: "version", ds: from.ds, path: new RegExp(`^${escapeRegExp(from.path)}/`) } })) as VersionRecord[];
 			for (const v of under) await this.store.patch(v._id, { ds: node.ds, path: node.path + v.path.slice(from.path.length) });
 		},
 		/** Cells' first-run policies, each inserted once: a policy the administrator deleted does not come back. */

@@ -12,7 +12,7 @@ import { parseS3Request, resolveRange, contentRange, type S3Request } from "./re
 import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
 import { createBodyDecoder } from "./chunked";
 import { ZipWriter, safeEntryPath } from "../jobs/zip";
-import { archiveSource } from "../jobs/archive";
+import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../jobs/archive";
 import type { ArchiveFormat } from "../jobs/params";
 import {
 	S3Error,
@@ -322,7 +322,7 @@ export class IoGateway {
 	/** A file inside an archive (archive browsing), read out of it as it is streamed; whole, Range is not offered. */
 	private async archiveEntry(ds: string, a: NonNullable<Located["archive"]>, s3: S3Request, res: ServerResponse, key: string): Promise<void> {
 		const store = await this.deps.store(ds);
-		const src = await archiveSource(a.Format, store, a.Key ?? "", a.Size, { maxEntries: 200_000 }).catch(() => null);
+		const src = await archiveSource(a.Format, store, a.Key ?? "", a.Size, { maxEntries: MAX_ARCHIVE_ENTRIES }).catch(() => null);
 		if (src) {
 			for await (const e of src.entries()) {
 				if (e.kind !== "file" || safeEntryPathOrNull(e.name) !== a.Inner) continue;

@@ -36,6 +36,9 @@ export function archiveSink(format: ArchiveFormat, signal?: AbortSignal): Archiv
 	};
 }
 
+/** Most entries an archive may have to be read (extracted, listed, read from). */
+export const MAX_ARCHIVE_ENTRIES = 200_000;
+
 export interface SourceEntry {
 	name: string;
 	kind: "file" | "dir" | "link" | "other";

@@ -13,7 +13,7 @@ import { STAGING } from "../tree/operations";
 import { TaskInterrupted, type TaskControl } from "./queue";
 import { ZipClosedError, ZipFormatError, safeEntryPath } from "./zip";
 import { TarFormatError } from "./tar";
-import { archiveSink, archiveSource, inspect } from "./archive";
+import { MAX_ARCHIVE_ENTRIES, archiveSink, archiveSource, inspect } from "./archive";
 import { resync, type IndexEntry } from "./resync";
 import type { CompressParams, CopyMoveParams, DeleteParams, ExtractParams, JobName, JobParams, ResyncParams } from "./params";
 
@@ -43,7 +43,6 @@ export interface JobEnv {
 	control: TaskControl;
 }
 
-export const MAX_ARCHIVE_ENTRIES = 200_000;
 
 const formatBytes = (n: number) => (n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${n} bytes`);
 const errMsg = (e: unknown) => (e instanceof Error ? e.message : String(e));

@@ -4,6 +4,7 @@ import { BadRequestError } from "../errors";
 import { splitPath, joinPath } from "../tree/paths";
 import { baseName, COLLECTION, depthOf, LEAF, type SearchIndex } from "./index";
 import { queryWords } from "./content";
+import { escapeRegExp } from "../strings";
 
 export interface TreeQuery {
 	Paths?: string[];
@@ -89,12 +90,11 @@ export interface CompiledQuery {
 	not: boolean;
 }
 
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 function wildcardRe(pattern: string, anchored: boolean): RegExp {
 	const body = pattern
 		.split("")
-		.map((ch) => (ch === "*" ? ".*" : ch === "?" ? "." : escapeRe(ch)))
+		.map((ch) => (ch === "*" ? ".*" : ch === "?" ? "." : escapeRegExp(ch)))
 		.join("");
 	return new RegExp(anchored ? `^${body}$` : body, "s");
 }

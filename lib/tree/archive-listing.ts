@@ -4,12 +4,11 @@
 // extracted. Entry names are checked as extraction checks them: a name that climbs out is refused.
 import { BadRequestError, NotFoundError } from "../errors";
 import type { ArchiveFormat } from "../jobs/params";
-import type { ArchiveSource } from "../jobs/archive";
+import { MAX_ARCHIVE_ENTRIES, type ArchiveSource } from "../jobs/archive";
 import { safeEntryPath } from "../jobs/zip";
 
 /** Largest tar read through for a listing (zip archives have a directory and are listed at any size). */
 export const MAX_TAR_LISTING_BYTES = 64 * 1024 * 1024;
-const MAX_ENTRIES = 200_000;
 
 export function archiveFormatOf(name: string): ArchiveFormat | null {
 	const n = name.toLowerCase();
@@ -34,7 +33,7 @@ export async function listArchive(open: () => Promise<ArchiveSource>, format: Ar
 	let seenInner = inner === "";
 	let n = 0;
 	for await (const e of (await open()).entries()) {
-		if (++n > MAX_ENTRIES) throw new BadRequestError(`The archive has more than ${MAX_ENTRIES} entries`);
+		if (++n > MAX_ARCHIVE_ENTRIES) throw new BadRequestError(`The archive has more than ${MAX_ARCHIVE_ENTRIES} entries`);
 		if (e.kind === "link" || e.kind === "other") continue;
 		const path = safeEntryPath(e.name);
 		if (path === "" || (path !== inner && !path.startsWith(prefix))) continue;

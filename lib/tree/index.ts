@@ -6,11 +6,11 @@ import { ConflictError, NotFoundError } from "../errors";
 import { ancestors, baseName, parentOf } from "./paths";
 import { dsKey, rootUuid, type NodeDoc, type NodeType } from "./model";
 import { ChildListings, type ChildEntry } from "./listings";
+import { escapeRegExp } from "../strings";
 
 const now = () => Math.floor(Date.now() / 1000);
 /** A node as callers may change it: the store's own objects stay as they are (values are flat but for meta). */
 const copyDoc = (d: NodeDoc): NodeDoc => ({ ...d, meta: { ...d.meta } });
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** Orders a listing can be asked in (Cells' SortField); by name within equal values. */
 export const SORT_FIELDS = ["name", "size", "mtime"] as const;
@@ -232,7 +232,7 @@ export class TreeIndex {
 			return out;
 		}
 		// MongoDB answers an anchored prefix from its dsPath index.
-		return [top, ...(await this.store.find({ query: { dsPath: new RegExp(`^${escapeRe(top.dsPath)}/`) } }))];
+		return [top, ...(await this.store.find({ query: { dsPath: new RegExp(`^${escapeRegExp(top.dsPath)}/`) } }))];
 	}
 
 	/** Renames `from` to `to` (same or another datasource) with everything below it; uuids are kept. */

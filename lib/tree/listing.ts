@@ -7,6 +7,7 @@ import { SORT_FIELDS, type SortField, type TreeIndex } from "./index";
 import type { Resolver, Location } from "./resolver";
 import type { NodeDoc, TreeNode } from "./model";
 import { pagination, presentNode, presentWorkspace, type Pagination } from "./present";
+import type { VersionEntry } from "../versions/prune";
 import { lookup as mimeLookup } from "mime-types";
 import type { ArchiveFormat } from "../jobs/params";
 import type { ArchiveSource } from "../jobs/archive";
@@ -24,15 +25,6 @@ export interface BulkParams {
 }
 
 // ---- versions (owned by the versions work: Versions listing) ----
-/** One kept version of a file, as `versions.list` returns them (newest first). */
-export interface VersionEntry {
-	Uuid: string;
-	MTime: number;
-	Size: number;
-	Etag: string;
-	OwnerUuid: string;
-	Description: string;
-}
 /** treeChangeLog, the wire shape of one commit. */
 export interface ChangeLog {
 	Uuid: string;

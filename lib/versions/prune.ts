@@ -5,6 +5,16 @@
 import { activeLimit, parseInterval, type NodeDeletedStrategy, type VersioningPolicy } from "./policy";
 
 /** One kept version, as the versions service stores it. */
+/** One kept version of a file, as `versions.list` returns them (newest first). */
+export interface VersionEntry {
+	Uuid: string;
+	MTime: number;
+	Size: number;
+	Etag: string;
+	OwnerUuid: string;
+	Description: string;
+}
+
 export interface VersionRecord {
 	/** The version id (a uuid). */
 	_id: string;
