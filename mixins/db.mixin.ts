@@ -138,14 +138,18 @@ function compactor(adapter: RawAdapter, minWrites: number): (writes: number) => 
 
 export function makeStore<T extends Doc>(adapter: RawAdapter, opts: { compactAfter?: number } = {}): Store<T> {
 	const wrote = compactor(adapter, opts.compactAfter ?? 20_000);
+	let view: { db: NedbDatastore; view: MemoryView<T> | undefined } | undefined;
 	/** Counts one written document when the write happened. */
 	const one = <R>(r: R): R => (wrote(r ? 1 : 0), r);
 	const many = (n: number): number => (wrote(n), n);
 	return {
 		idOrdered: !(adapter as { collection?: unknown }).collection && !!(adapter as { db?: unknown }).db,
 		get memory() {
-			// Looked up on use: the adapter's datastore exists once the service has connected it.
-			return (adapter as { collection?: unknown }).collection ? undefined : memoryView<T>((adapter as unknown as { db: NedbDatastore }).db);
+			// Looked up on use (the adapter's datastore exists once the service has connected it), then kept.
+			if ((adapter as { collection?: unknown }).collection) return undefined;
+			const db = (adapter as unknown as { db?: NedbDatastore }).db;
+			if (db && view?.db !== db) view = { db, view: memoryView<T>(db) };
+			return view?.view;
 		},
 		async find(opts = {}) {
 			return (await adapter.find({ query: opts.query ?? {}, sort: opts.sort, limit: opts.limit, offset: opts.offset })).map((d) => clean<T>(d) as T);
