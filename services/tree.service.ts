@@ -340,7 +340,7 @@ const TreeService: ServiceSchema = {
 	async started() {
 		const index = new TreeIndex(this.store as Store<NodeDoc>);
 		const t0 = Date.now();
-		const pre = index.preloadListings();
+		const pre = await index.preloadListings();
 		if (pre.folders) this.logger.info(`sorted ${pre.folders} large folder(s), ${pre.entries} children, in ${Date.now() - t0} ms`);
 		this.ops = new TreeOperations(
 			index,

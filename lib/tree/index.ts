@@ -52,20 +52,16 @@ export class TreeIndex {
 	 * first request for a page of a 100,000-child folder then finds it ready instead of sorting it (~70 ms).
 	 * Smaller folders are listed on first use, in well under a millisecond.
 	 */
-	preloadListings(minChildren = 1000): { folders: number; entries: number } {
+	async preloadListings(minChildren = 1000): Promise<{ folders: number; entries: number }> {
 		const memory = this.store.memory;
 		if (!memory) return { folders: 0, entries: 0 };
-		const byParent = new Map<string, ChildEntry[]>();
-		for (const d of memory.all()) {
-			let list = byParent.get(d.parentKey);
-			if (!list) byParent.set(d.parentKey, (list = []));
-			list.push({ name: d.name, id: d._id, type: d.type });
-		}
+		const counts = new Map<string, number>();
+		for (const d of memory.all()) counts.set(d.parentKey, (counts.get(d.parentKey) ?? 0) + 1);
 		let folders = 0;
 		let entries = 0;
-		for (const [parentKey, list] of byParent) {
-			if (list.length < minChildren || !parentKey) continue;
-			entries += this.listings.set(parentKey, list).length;
+		for (const [parentKey, n] of counts) {
+			if (n < minChildren || !parentKey) continue;
+			entries += (await this.childList(parentKey)).length;
 			folders++;
 		}
 		return { folders, entries };

@@ -41,7 +41,7 @@ describe("tree index (NeDB)", function () {
 	it("sorts large folders at start and serves their pages from memory, dot-files excluded", async () => {
 		// A fresh index, as after a restart.
 		const index = new TreeIndex(store);
-		const pre = index.preloadListings(1000);
+		const pre = await index.preloadListings(1000);
 		assert.deepEqual(pre, { folders: 1, entries: 1200 });
 		const cached = index.listings.get("ds1/big");
 		assert.ok(cached, "the large folder is listed before any request");
@@ -59,7 +59,7 @@ describe("tree index (NeDB)", function () {
 
 	it("keeps preloaded listings up to date with writes", async () => {
 		const index = new TreeIndex(store);
-		index.preloadListings(1000);
+		await index.preloadListings(1000);
 		await index.commitFile("ds1", "big/0-first.txt", { uuid: "u-first", key: "u-first", size: 1, etag: "e" });
 		await index.remove("ds1", `big/${[...names].sort()[0]}`);
 		const page = await index.children("ds1", "big", { limit: 2 });
