@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServiceBroker } from "moleculer";
-import { REDIS, redisUp, startProc, timed, until, type Proc } from "../helpers/cluster";
+import { REDIS, requireRedis, startProc, timed, until, type Proc } from "../helpers/cluster";
 
 describe("cluster over Redis: files and a remote search replica", function () {
 	this.timeout(120_000);
@@ -20,11 +20,7 @@ describe("cluster over Redis: files and a remote search replica", function () {
 	const password = "Cluster-Admin-1234";
 
 	before(async function () {
-		if (!(await redisUp())) {
-			if (process.env.CI === "true") throw new Error(`Redis is required in CI and does not answer at ${REDIS}`);
-			console.log(`      skipped: Redis does not answer at ${REDIS}`);
-			this.skip();
-		}
+		await requireRedis(this);
 		const port = 20_000 + Math.floor(Math.random() * 20_000);
 		base = `http://127.0.0.1:${port}`;
 		const namespace = `cellar-files-${process.pid}-${Date.now()}`;

@@ -69,3 +69,11 @@ export async function timed(url: string, init?: RequestInit): Promise<{ status: 
 	}
 	return { status: res.status, body, ms: Date.now() - t };
 }
+
+/** Redis is required in CI (a failure); elsewhere its absence skips the suite with the reason printed. */
+export async function requireRedis(ctx: Mocha.Context): Promise<void> {
+	if (await redisUp()) return;
+	if (process.env.CI === "true") throw new Error(`Redis is required in CI and does not answer at ${REDIS}`);
+	console.log(`      skipped: Redis does not answer at ${REDIS}`);
+	ctx.skip();
+}
