@@ -168,6 +168,14 @@ const TreeService: ServiceSchema = {
 				return { Added: r.added.length, Updated: r.updated.length, Removed: r.removed.length };
 			},
 		},
+		// Internal: a flat datasource's index checked against its storage (the datasource-resync job of a flat one).
+		checkFlat: {
+			params: { ds: { type: "string", max: 64 } },
+			async handler(ctx: Context<{ ds: string }, Meta>) {
+				requireAdmin(ctx);
+				return this.ops.checkFlat(ctx.params.ds);
+			},
+		},
 		// Internal: object keys of a few files of a datasource (datasources checks a new storage place holds them).
 		sampleKeys: {
 			params: { ds: { type: "string", max: 64 }, limit: { type: "number", integer: true, min: 1, max: 100 } },

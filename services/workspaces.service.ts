@@ -115,7 +115,8 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 				}
 				const all = docs.map((d) => this.present(d, acls.get(d.UUID) ?? [], user)).filter((w) => matchesAll(w, ctx.params.Queries, ctx.params.Operation));
 				const Total = all.length;
-				if (ctx.params.CountOnly) return { Total };
+				// Cells answers the workspaces whatever CountOnly says, and its CLI (cec idm list-workspaces) sends
+				// CountOnly:true expecting them: a count alone would print nothing there.
 				const offset = ctx.params.Offset ?? 0;
 				const Workspaces = ctx.params.Limit ? all.slice(offset, offset + ctx.params.Limit) : all.slice(offset);
 				return { Workspaces, Total };

@@ -97,8 +97,10 @@ export function jobParams(name: JobName, p: Record<string, unknown>): JobParams 
 		case "move": {
 			const nodes = nodeList(p.nodes);
 			const target = userPath(p.target, "target");
-			const targetParent = bool(p.targetParent, "targetParent", false);
-			if (!targetParent && nodes.length > 1) throw new BadRequestError("targetParent must be true when several nodes are copied or moved (target is then their new folder)");
+			// Several nodes cannot all take the name `target`: it is then the folder that receives them (made if
+			// missing), whatever targetParent says. Cells accepts such requests, and its CLI sends them for
+			// `cec cp 'dir/*' newdir` when newdir does not exist yet.
+			const targetParent = bool(p.targetParent, "targetParent", false) || nodes.length > 1;
 			return { type: name, nodes, target, targetParent };
 		}
 		case "delete":

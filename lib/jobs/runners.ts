@@ -15,6 +15,7 @@ import { ZipClosedError, ZipFormatError, safeEntryPath } from "./zip";
 import { TarFormatError } from "./tar";
 import { MAX_ARCHIVE_ENTRIES, archiveSink, archiveSource, inspect } from "./archive";
 import { resync, type IndexEntry } from "./resync";
+import type { FlatCheck } from "../tree/operations";
 import type { CompressParams, CopyMoveParams, DeleteParams, ExtractParams, JobName, JobParams, ResyncParams } from "./params";
 
 export class JobFailure extends Error {}
@@ -103,6 +104,10 @@ const inRecycleBin = (p: string) => splitPath(p)[1] === RECYCLE_BIN;
 
 async function copyMove(env: JobEnv, p: CopyMoveParams): Promise<string> {
 	const verb = p.type === "copy" ? "Copied" : "Moved";
+	// The receiving folder is made when missing, as Cells' user jobs do (their copy-move runs with `create`).
+	if (p.targetParent && !inRecycleBin(p.target) && !(await locate(env, p.target, "write")).node) {
+		await env.call("tree.create", { Nodes: [{ Path: p.target, Type: "COLLECTION" }], Recursive: true }).catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+	}
 	const r = await eachItem(env, p.nodes, async (src) => {
 		try {
 			const from = await locate(env, src, p.type === "copy" ? "read" : "write");
@@ -324,7 +329,25 @@ async function extract(env: JobEnv, p: ExtractParams): Promise<string> {
 	return `Extracted ${p.node} to ${dest}`;
 }
 
+/** A flat datasource's tree lives in its index only (objects are named by uuid): it is checked, not rebuilt. */
+async function checkFlatDatasource(env: JobEnv, p: ResyncParams): Promise<string> {
+	const r = await env.call<FlatCheck>("tree.checkFlat", { ds: p.dsName });
+	await env.log("info", `${p.dsName} stores each file under its uuid (flat): its index is checked against its storage, nothing is changed`);
+	for (const path of r.missingPaths) await env.log("error", `Missing in storage (content lost): ${path}`);
+	if (r.missing > r.missingPaths.length) await env.log("error", `... and ${r.missing - r.missingPaths.length} more files missing in storage`);
+	for (const key of r.orphanKeys) await env.log("warn", `Object no file points to: ${key}`);
+	if (r.orphans > r.orphanKeys.length) await env.log("warn", `... and ${r.orphans - r.orphanKeys.length} more objects no file points to`);
+	if (r.orphans) await env.log("info", "Objects no file points to are removed by the daily sweep once a day old (uploads cut by a crash, deletes interrupted)");
+	if (r.foreign) await env.log("info", `${r.foreign} object(s) with keys Cellar does not write were left alone`);
+	env.progress(1, 1);
+	const msg = `Checked ${p.dsName}: ${r.files} files, ${r.objects} objects in storage, ${r.missing} missing, ${r.orphans} unreferenced`;
+	await env.log(r.missing ? "warn" : "info", msg);
+	return msg;
+}
+
 async function resyncDatasource(env: JobEnv, p: ResyncParams): Promise<string> {
+	const ds = await env.call<{ FlatStorage?: boolean }>("datasources.get", { name: p.dsName });
+	if (ds.FlatStorage !== false) return checkFlatDatasource(env, p);
 	if (!env.hasAction("tree.resyncApply")) throw new JobFailure("The tree service cannot apply a resync yet (no tree.resyncApply action)");
 	const store = await env.store(p.dsName);
 	const res = await resync({

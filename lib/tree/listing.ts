@@ -123,6 +123,12 @@ export class TreeReader {
 			const offset = p.Offset ?? 0;
 			if (!folder || folder.type !== "COLLECTION") {
 				const inArchive = await this.archiveListing(loc, path.replace(/\/+$/, ""), offset, p.Limit ?? 0);
+				if (!inArchive && folder) {
+					// Listing a file answers the file, as Cells does: its CLI lists `f.txt` by asking for both
+					// "f.txt" and "f.txt/*", and expects one node back.
+					if (!nodes.some((n) => n.Uuid === folder._id)) nodes.push(presentNode(folder, loc));
+					continue;
+				}
 				if (!inArchive) throw new NotFoundError(`Folder ${path} not found`, "node.notfound");
 				nodes.push(...inArchive.nodes);
 				page = pagination(offset, p.Limit ?? 0, inArchive.total);

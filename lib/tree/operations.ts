@@ -16,6 +16,19 @@ export const STAGING = ".cellar-staging";
 /** The keys content gets in flat datasources: the node's uuid, with a nonce for each later version. */
 const FLAT_OBJECT = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\.[0-9a-z]{1,40})?$/;
 
+export interface FlatCheck {
+	files: number;
+	objects: number;
+	/** Files whose object is not in storage, and the first of their paths. */
+	missing: number;
+	missingPaths: string[];
+	/** Objects with a key this service writes that no node points to, and the first of them. */
+	orphans: number;
+	orphanKeys: string[];
+	/** Objects with any other key (not written by Cellar): left alone. */
+	foreign: number;
+}
+
 export interface DatasourceHandle {
 	name: string;
 	flat: boolean;
@@ -295,6 +308,40 @@ export class TreeOperations {
 			removed++;
 		}
 		return removed;
+	}
+
+	/**
+	 * Checks a flat datasource's index against its storage without changing either: the files whose object is
+	 * missing (their content is lost), and the objects shaped like ours that no node points to (the daily sweep
+	 * removes them once old enough). A flat index cannot be rebuilt from storage, whose keys are uuids: this is
+	 * what a resync of a flat datasource can tell an administrator. At most `sample` paths and keys are named.
+	 */
+	async checkFlat(dsName: string, sample = 100): Promise<FlatCheck> {
+		const ds = await this.datasource(dsName);
+		if (!ds.flat) throw new ConflictError(`Datasource ${dsName} is structured: resync it instead`, "datasource.structured");
+		// Taken before listing, as for the sweep: an object committed meanwhile appears in the listing only.
+		const docs = (await this.index.subtree(dsName, "")).filter((d) => d.type === "LEAF" && d.key);
+		const present = new Set<string>();
+		const out: FlatCheck = { files: docs.length, objects: 0, missing: 0, missingPaths: [], orphans: 0, orphanKeys: [], foreign: 0 };
+		const referenced = new Set<string>();
+		for (const d of docs) referenced.add(d.key as string);
+		for await (const o of ds.store.list("")) {
+			out.objects++;
+			present.add(o.key);
+			if (referenced.has(o.key)) continue;
+			if (!FLAT_OBJECT.test(o.key)) out.foreign++;
+			else if (++out.orphans <= sample) out.orphanKeys.push(o.key);
+		}
+		for (const d of docs) {
+			if (present.has(d.key as string)) continue;
+			// Listed before the node was committed? Its object is there now.
+			if (await ds.store.head(d.key as string).catch(() => null)) continue;
+			// Deleted or overwritten since the index was read: its old object went with it.
+			const current = await this.index.byUuid(d._id);
+			if (!current || current.key !== d.key) continue;
+			if (++out.missing <= sample) out.missingPaths.push(d.path);
+		}
+		return out;
 	}
 
 	/**

@@ -306,7 +306,9 @@ describe("lib/jobs/params", () => {
 	});
 	it("normalises copy/move parameters", () => {
 		assert.deepEqual(jobParams("copy", { nodes: ["/ws/a", "ws/b/"], target: "/ws/dest", targetParent: true }), { type: "copy", nodes: ["ws/a", "ws/b"], target: "ws/dest", targetParent: true });
-		assert.throws(() => jobParams("move", { nodes: ["ws/a", "ws/b"], target: "ws/x" }), /targetParent/);
+		// Several nodes cannot share one name: the target is their folder, whatever targetParent says (as Cells' CLI sends it).
+		assert.deepEqual(jobParams("move", { nodes: ["ws/a", "ws/b"], target: "ws/x", targetParent: false }), { type: "move", nodes: ["ws/a", "ws/b"], target: "ws/x", targetParent: true });
+		assert.deepEqual(jobParams("move", { nodes: ["ws/a"], target: "ws/x" }), { type: "move", nodes: ["ws/a"], target: "ws/x", targetParent: false });
 		assert.throws(() => jobParams("copy", { nodes: [], target: "ws/x" }), /non-empty/);
 		assert.throws(() => jobParams("copy", { nodes: ["ws/../x"], target: "ws/x" }), /\.\./);
 		assert.throws(() => jobParams("compress", { nodes: ["ws/a"], archiveName: "ws/a.rar", format: "rar" }), /format/);

@@ -159,7 +159,10 @@ describe("workspaces service", () => {
 		r = await search({ Offset: 1, Limit: 2 });
 		assert.equal(r.Total, 4);
 		assert.equal(r.Workspaces!.length, 2);
-		assert.deepEqual(await search({ CountOnly: true }), { Total: 4 });
+		// As Cells does (and cec idm list-workspaces relies on): CountOnly still lists the workspaces.
+		r = await search({ CountOnly: true });
+		assert.equal(r.Total, 4);
+		assert.equal(r.Workspaces!.length, 4);
 	});
 
 	it("shows standard users only the workspaces their roles can access", async () => {
