@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import { loadConfig } from "../lib/config";
 import { decode, encode } from "../lib/cells/codec";
 import { findOperation, type Operation } from "../lib/cells/spec";
-import { toRestError, ForbiddenError, UnauthorizedError, NotFoundError } from "../lib/errors";
+import { toRestError, ForbiddenError, UnauthorizedError, NotFoundError, ServiceUnavailableError } from "../lib/errors";
 import { subjectsOf, type Identity, type Meta } from "../lib/auth/identity";
 import { AccessControl, type AccessSnapshot } from "../lib/gateway/access";
 import { IdentityCache } from "../lib/gateway/identity-cache";
@@ -21,6 +21,8 @@ import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/respon
 import { parseSize, readBody, parseJsonBody } from "../lib/gateway/read-json";
 import { IoGateway } from "../lib/io/gateway";
 import { isS3ServiceRequest } from "../lib/io/request";
+import { S3Error, errorResponse } from "../lib/io/xml";
+import type { GatewayReadiness } from "../lib/gateway/readiness";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import { derivedKey } from "../lib/auth/jwt";
 
@@ -55,6 +57,21 @@ function bearer(req: IncomingMessage): string | undefined {
 	const h = req.headers.authorization;
 	if (h && h.startsWith("Bearer ")) return h.slice(7).trim() || undefined;
 	return undefined;
+}
+
+/**
+ * What Cells' gateway accepts and moleculer-web would not: a trailing slash (`/a/frontend/session/`) names the
+ * same route, and a body sent without a JSON Content-Type (curl's `-d` sends a form type) is read as JSON, as
+ * grpc-gateway reads every body. A body that does not parse then gets a clear 400 instead of being ignored.
+ */
+function normaliseRestRequest(req: IncomingMessage): void {
+	const url = req.url ?? "";
+	const q = url.indexOf("?");
+	const path = q < 0 ? url : url.slice(0, q);
+	if (path.length > 3 && path.endsWith("/")) req.url = path.replace(/\/+$/, "") + (q < 0 ? "" : url.slice(q));
+	const type = String(req.headers["content-type"] ?? "").toLowerCase();
+	const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+	if (hasBody && !type.includes("json") && !type.startsWith("multipart/") && !type.startsWith("application/octet-stream")) req.headers["content-type"] = "application/json";
 }
 
 function operationOf(alias: Alias): Operation | undefined {
@@ -120,6 +137,11 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		} as unknown as ApiSettingsSchema["onError"],
 	},
 	events: {
+		// Every local service has started: routes are generated now, not after the debounce, and the node serves.
+		"$broker.started"(this: GatewayThis) {
+			for (const route of this.routes) if (route.opts.autoAliases) this.regenerateAutoAliases(route);
+			this.serving = true;
+		},
 		"identity.changed"(this: GatewayThis) {
 			this.forget();
 		},
@@ -207,7 +229,10 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		/** Answers from the response cache when it can; otherwise hands the request to moleculer-web. */
 		onRequest(this: GatewayThis, req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void) {
 			const url = req.url ?? "";
-			if (url === "/io" || url.startsWith("/io/") || url.startsWith("/io?") || isS3ServiceRequest(req.method, url, req.headers)) return void this.io.handle(req, res);
+			const io = url === "/io" || url.startsWith("/io/") || url.startsWith("/io?") || isS3ServiceRequest(req.method, url, req.headers);
+			if (!this.serving) return this.answerStarting(req, res, io);
+			if (io) return void this.io.handle(req, res);
+			if (url.startsWith("/a/")) normaliseRestRequest(req);
 			if (!cacheableRequest(req)) return next(req, res);
 			const started = process.hrtime.bigint();
 			// On a miss the request goes on to moleculer-web; a POST body, already read here, is parsed for it (its
@@ -249,6 +274,20 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			readBody(req, this.bodyLimit).then(lookup, (err) => this.writeError(req, res, err));
 		},
 
+		/** 503 + Retry-After while the node starts, in the caller's dialect (S3 XML on /io, Cells JSON elsewhere). */
+		answerStarting(this: GatewayThis, req: Req, res: ServerResponse, io: boolean) {
+			req.resume();
+			res.statusCode = 503;
+			res.setHeader("Retry-After", "1");
+			if (io) {
+				const r = errorResponse(new S3Error("ServiceUnavailable", "Cellar is starting: retry in a moment"), (req.url ?? "/").split("?")[0], randomUUID());
+				for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v);
+				return void res.end(req.method === "HEAD" ? undefined : r.body);
+			}
+			res.setHeader("Content-Type", "application/json; charset=utf-8");
+			res.end(JSON.stringify(toRestError(new ServiceUnavailableError("Cellar is starting: retry in a moment")).body));
+		},
+
 		writeError(this: GatewayThis, req: Req, res: ServerResponse, err: unknown) {
 			const e = err as { name?: string; code?: number; status?: number; type?: string };
 			let mapped = err;
@@ -271,6 +310,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		this.settings.port = now.port;
 		this.settings.ip = now.host;
 		requestLogger = (line) => this.logger.info(line);
+		this.serving = false;
 		this.identities = new IdentityCache();
 		this.responses = new ResponseCache();
 		this.bodyLimit = parseSize(now.bodyLimit);
@@ -298,7 +338,9 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 	},
 };
 
-interface GatewayVars {
+interface GatewayVars extends GatewayReadiness {
+	/** moleculer-web's routes (its own typings do not list them). */
+	routes: { opts: { autoAliases?: boolean } }[];
 	identities: IdentityCache;
 	io: IoGateway;
 	responses: ResponseCache;
@@ -310,6 +352,8 @@ interface GatewayMethods {
 	prepareCall(ctx: Context<unknown, Meta>, req: Req, alias: Alias): Promise<void>;
 	resolveIdentity(token: string, ip: string | undefined): Promise<Identity>;
 	writeError(req: Req, res: ServerResponse, err: unknown): void;
+	answerStarting(req: Req, res: ServerResponse, io: boolean): void;
+	regenerateAutoAliases(route: { opts: { autoAliases?: boolean } }): void;
 	dataStore(name: string): Promise<DataStoreHandle>;
 	forget(): void;
 	remember(ctx: Context<unknown, Meta>, req: Req, data: unknown): unknown;

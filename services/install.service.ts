@@ -23,6 +23,7 @@ import { installDefaults, publicUrl, type InstallConfig } from "../lib/install/d
 import { performCheck } from "../lib/install/checks";
 import { agreementText } from "../lib/install/agreement";
 import { formatBanner, formatReadyLine, type BannerInput } from "../lib/install/banner";
+import { gatewayServing } from "../lib/gateway/readiness";
 
 type State = "pending" | "running" | "failed" | "done";
 type Settings = ServiceSettingSchema & { rest: string };
@@ -229,7 +230,8 @@ const InstallService: ServiceSchema<Settings, Methods, Vars> = {
 			if (!api) return undefined;
 			for (let i = 0; i < 300 && !this.stopping; i++) {
 				const addr = api.server?.listening ? api.server.address?.() : null;
-				if (addr && typeof addr === "object") return publicUrl(this.cfg, addr.port);
+				// The URL is printed as "ready": only once the gateway answers every route of the node.
+				if (addr && typeof addr === "object" && gatewayServing(api)) return publicUrl(this.cfg, addr.port);
 				await this.sleep(100);
 			}
 			return publicUrl(this.cfg, this.cfg.port);

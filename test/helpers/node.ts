@@ -44,7 +44,7 @@ export async function startNode(opts: { services?: string[]; env?: Record<string
 	if (api) {
 		for (let i = 0; i < 100; i++) {
 			const r = await fetch(`${url}/a/frontend/bootconf`).catch(() => null);
-			if (r && r.status !== 404) break;
+			if (r && r.status !== 404 && r.status !== 503) break;
 			await new Promise((res) => setTimeout(res, 50));
 		}
 	}

@@ -1,0 +1,103 @@
+// What a newcomer trips on with curl and a freshly started node: bodies without a JSON Content-Type, trailing
+// slashes, and a node that is still starting (503 + Retry-After, never a 404 for a route that exists; the
+// banner only once it serves).
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startNode, type TestNode } from "../helpers/node";
+import { startProc } from "../helpers/cluster";
+
+function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const s = createServer();
+		s.once("error", reject);
+		s.listen(0, "127.0.0.1", () => {
+			const port = (s.address() as { port: number }).port;
+			s.close(() => resolve(port));
+		});
+	});
+}
+
+describe("HTTP: what a newcomer sends", function () {
+	this.timeout(30_000);
+	let node: TestNode;
+	let admin: string;
+
+	before(async () => {
+		node = await startNode();
+		admin = await node.login("admin", node.adminPassword);
+	});
+	after(() => node.stop());
+
+	it("reads a body sent as a form (curl -d) as JSON when it parses, and says so when it does not", async () => {
+		const form = { "Content-Type": "application/x-www-form-urlencoded" };
+		const login = await fetch(`${node.url}/a/frontend/session`, { method: "POST", headers: form, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password: node.adminPassword } }) });
+		assert.equal(login.status, 200, await login.clone().text());
+		assert.ok(((await login.json()) as { JWT?: string }).JWT);
+		// The query is used, not ignored: a search for a name that matches nothing finds nothing.
+		const search = await fetch(`${node.url}/a/search/nodes`, { method: "POST", headers: { ...form, Authorization: `Bearer ${admin}` }, body: JSON.stringify({ Query: { FileName: "no-such-file-anywhere" } }) });
+		assert.equal(search.status, 200);
+		const found = (await search.json()) as { Results?: unknown[]; Total?: number };
+		assert.ok(!found.Results?.length);
+		// No Content-Type at all (a Blob without type).
+		const bare = await fetch(`${node.url}/a/user`, { method: "POST", headers: { Authorization: `Bearer ${admin}` }, body: new Blob([JSON.stringify({ Queries: [{ Login: "admin" }] })]) });
+		assert.equal(bare.status, 200);
+		assert.equal(((await bare.json()) as { Users: { Login: string }[] }).Users[0].Login, "admin");
+		const broken = await fetch(`${node.url}/a/user`, { method: "POST", headers: { ...form, Authorization: `Bearer ${admin}` }, body: "Queries=admin" });
+		assert.equal(broken.status, 400);
+		const err = (await broken.json()) as { Code: string; Title: string };
+		assert.ok(err.Code && err.Title, JSON.stringify(err));
+	});
+
+	it("reaches the same route with a trailing slash", async () => {
+		const r = await node.api("POST", "/a/frontend/session/", { AuthInfo: { type: "credentials", login: "admin", password: node.adminPassword } });
+		assert.equal(r.status, 200, r.text);
+		const state = await node.api("GET", "/a/frontend/state/", undefined, admin);
+		assert.equal(state.status, 200);
+		const ws = await node.api("GET", "/a/workspace/?x=1", undefined, admin);
+		assert.notEqual(ws.status, 401);
+		assert.equal((await node.api("GET", "/a/no/such/route/", undefined, admin)).status, 404);
+	});
+});
+
+describe("a starting node", function () {
+	this.timeout(60_000);
+
+	it("answers 503 with Retry-After until it serves every route, never 404, and prints the banner once it does", async () => {
+		const port = await freePort();
+		const dataDir = mkdtempSync(join(tmpdir(), "cellar-start-"));
+		const proc = startProc("start-test", [], { PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, ADMIN_PASSWORD: "Start-Pass-1234", SCRYPT_N: "1024", LOG_LEVEL: "warn", TRANSPORTER: "" });
+		const seen = new Map<number, number>();
+		try {
+			let bannerAt = -1;
+			const deadline = Date.now() + 45_000;
+			while (Date.now() < deadline) {
+				const printed = proc.out.join("").includes("Cellar is installed and ready");
+				const r = await fetch(`http://127.0.0.1:${port}/a/frontend/bootconf`).catch(() => null);
+				if (r) {
+					seen.set(r.status, (seen.get(r.status) ?? 0) + 1);
+					if (r.status === 503) assert.equal(r.headers.get("retry-after"), "1");
+					await r.arrayBuffer();
+				}
+				if (printed) {
+					bannerAt = Date.now();
+					break;
+				}
+				await new Promise((res) => setTimeout(res, 20));
+			}
+			assert.ok(bannerAt > 0, `no banner: ${proc.out.join("")}`);
+			assert.ok(!seen.has(404), `a 404 during start: ${[...seen].join(" ")}`);
+			// Once the banner is out, every service's routes answer: a login works at once.
+			const login = await fetch(`http://127.0.0.1:${port}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password: "Start-Pass-1234" } }) });
+			assert.equal(login.status, 200, await login.text());
+			const io = await fetch(`http://127.0.0.1:${port}/io/common-files/x.txt`);
+			assert.notEqual(io.status, 503);
+		} finally {
+			proc.child.kill("SIGTERM");
+			await new Promise((res) => proc.child.once("exit", res));
+			rmSync(dataDir, { recursive: true, force: true });
+		}
+	});
+});
