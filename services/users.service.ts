@@ -12,7 +12,7 @@ import { hasPolicy, requireUser, defaultPolicies } from "../lib/identity/resourc
 import { checkIdentifier, normalizeGroupPath, ancestorGroupPaths } from "../lib/identity/validate";
 import { hashPassword, verifyPassword, generatePassword } from "../lib/auth/password";
 import { loadConfig } from "../lib/config";
-import { isLocked, locksOf, matchesQuery, profileOf, publicUser, fullPathOf, PRIVATE_ATTRIBUTE, type UserDoc, type UserQuery } from "../lib/identity/users";
+import { isLocked, locksOf, matchesQuery, profileOf, publicUser, publicAttributes, fullPathOf, PRIVATE_ATTRIBUTE, type UserDoc, type UserQuery } from "../lib/identity/users";
 import type { Role } from "../lib/identity/roles";
 import { searchParams } from "../lib/cells/params";
 
@@ -205,7 +205,9 @@ const UsersService: ServiceSchema = {
 		},
 		async present(u: UserDoc, caller: Identity) {
 			const roles: Role[] = await this.broker.call("roles.getMany", { uuids: await this.roleOrder(u) });
-			return { ...publicUser(u), Roles: roles, PoliciesContextEditable: hasPolicy(u.Policies, caller, "WRITE") };
+			const editable = hasPolicy(u.Policies, caller, "WRITE");
+			const view = publicUser(u);
+			return { ...view, ...(editable ? {} : { Attributes: publicAttributes(view.Attributes as Record<string, string>) }), Roles: roles, PoliciesContextEditable: editable };
 		},
 		userPolicies(login: string, creator: Identity | undefined) {
 			const writers = [`user:${login}`, "profile:admin"];

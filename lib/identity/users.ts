@@ -111,3 +111,20 @@ export function publicUser(u: UserDoc): Record<string, unknown> {
 		LastConnected: u.LastConnected,
 	};
 }
+
+/** The attributes anyone who may read a user sees; the rest only those who may edit it (Cells' WithPublicData). */
+const PUBLIC_ATTRIBUTES = new Set(["displayName", "avatar", "profile", "hasEmail"]);
+
+/**
+ * A user's attributes as a caller who cannot edit that user may see them: no lock state, failed logins or
+ * preferences; an e-mail address becomes `hasEmail: "true"`.
+ */
+export function publicAttributes(attributes: Record<string, string>): Record<string, string> {
+	const out: Record<string, string> = {};
+	for (const [k, v] of Object.entries(attributes)) {
+		if (k === "email") {
+			if (v) out.hasEmail = "true";
+		} else if (PUBLIC_ATTRIBUTES.has(k)) out[k] = v;
+	}
+	return out;
+}

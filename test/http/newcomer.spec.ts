@@ -51,6 +51,25 @@ describe("HTTP: what a newcomer sends", function () {
 		assert.ok(err.Code && err.Title, JSON.stringify(err));
 	});
 
+	it("shows a standard user only other users' public attributes (no failed logins, no lock state)", async () => {
+		for (const [login, name] of [["alice", "Alice A"], ["bob", "Bob B"]]) {
+			const r = await node.api("PUT", `/a/user/${login}`, { Password: `${login}-Pass-1234`, Attributes: { profile: "standard", displayName: name, email: `${login}@example.org` } }, admin);
+			assert.equal(r.status, 200, r.text);
+		}
+		const wrong = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login: "alice", password: "wrong-password" } });
+		assert.equal(wrong.status, 401);
+		const bob = await node.login("bob", "bob-Pass-1234");
+		const seen = await node.api("POST", "/a/user", { Queries: [{ Login: "alice" }] }, bob);
+		assert.equal(seen.status, 200, seen.text);
+		assert.deepEqual(seen.body.Users[0].Attributes, { displayName: "Alice A", profile: "standard", hasEmail: "true" });
+		// Their own record, and an administrator's view, keep everything.
+		const self = await node.api("POST", "/a/user", { Queries: [{ Login: "bob" }] }, bob);
+		assert.equal(self.body.Users[0].Attributes.email, "bob@example.org");
+		const byAdmin = await node.api("GET", "/a/user/alice", undefined, admin);
+		assert.equal(byAdmin.body.Attributes.failedConnections, "1");
+		assert.equal((await node.api("GET", "/a/user/alice", undefined, bob)).body.Attributes.failedConnections, undefined);
+	});
+
 	it("reaches the same route with a trailing slash", async () => {
 		const r = await node.api("POST", "/a/frontend/session/", { AuthInfo: { type: "credentials", login: "admin", password: node.adminPassword } });
 		assert.equal(r.status, 200, r.text);
