@@ -1,2 +1,14 @@
 /** `s` as a literal inside a regular expression. */
 export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+const NON_ASCII = /[^\x00-\x7f]/;
+const MARKS = /\p{M}+/gu;
+
+/**
+ * Lower case without accents ("Résumé" -> "resume"), for matching what people type against what they named:
+ * search folds both sides. ASCII text, the usual case, skips the Unicode decomposition.
+ */
+export function foldText(s: string): string {
+	const lower = s.toLowerCase();
+	return NON_ASCII.test(lower) ? lower.normalize("NFD").replace(MARKS, "").normalize("NFC") : lower;
+}

@@ -1,5 +1,6 @@
 // Full-text of small text files: which files qualify, how text becomes words, and the word -> slots postings.
 import { lookup as mimeLookup } from "mime-types";
+import { foldText } from "../strings";
 
 /** Files above this size are never read for their text. */
 export const MAX_CONTENT_BYTES = 1024 * 1024;
@@ -46,7 +47,7 @@ const WORD = /[\p{L}\p{N}]+/gu;
 /** Distinct lower-case words (letters and digits) of a text, in first-seen order, at most `max`. */
 export function tokenize(text: string, max = MAX_WORDS_PER_FILE): string[] {
 	const seen = new Set<string>();
-	for (const m of text.toLowerCase().matchAll(WORD)) {
+	for (const m of foldText(text).matchAll(WORD)) {
 		const w = m[0];
 		if (w.length > MAX_WORD_LENGTH) continue;
 		seen.add(w);
@@ -58,7 +59,7 @@ export function tokenize(text: string, max = MAX_WORDS_PER_FILE): string[] {
 /** Query words: like tokenize, but a trailing `*` (prefix search) is kept. */
 export function queryWords(text: string): string[] {
 	const out: string[] = [];
-	for (const raw of text.toLowerCase().split(/\s+/)) {
+	for (const raw of foldText(text).split(/\s+/)) {
 		if (!raw) continue;
 		const prefix = raw.endsWith("*");
 		const words = tokenize(prefix ? raw.slice(0, -1) : raw, 100);

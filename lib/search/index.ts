@@ -9,6 +9,7 @@
 // Kept correct from `tree.changed` events (lib/search/engine.ts); a folder move or delete covers its subtree.
 import { SortedSlots } from "./sorted";
 import { NameText } from "./names";
+import { foldText } from "../strings";
 import { ContentIndex } from "./content";
 
 export type NodeKind = "LEAF" | "COLLECTION";
@@ -69,9 +70,10 @@ export function metaValues(raw: string): string[] {
 	} catch {
 		v = raw;
 	}
-	const flat = (Array.isArray(v) ? v : [v]).map((x) => (typeof x === "string" ? x : x === null || x === undefined ? "" : typeof x === "object" ? JSON.stringify(x) : String(x)).toLowerCase());
+	const flat = (Array.isArray(v) ? v : [v]).map((x) => (typeof x === "string" ? x : x === null || x === undefined ? "" : typeof x === "object" ? JSON.stringify(x) : String(x)));
+	const folded = flat.map(foldText);
 	const out = new Set<string>();
-	for (const s of flat) {
+	for (const s of folded) {
 		out.add(s);
 		if (s.includes(",")) for (const part of s.split(",")) if (part.trim()) out.add(part.trim());
 	}
@@ -392,7 +394,7 @@ export class SearchIndex {
 		}
 		const id = this.idOfSlot[slot];
 		this.placed(slot, path);
-		const lname = (n.name || baseName(path)).toLowerCase();
+		const lname = foldText(n.name || baseName(path));
 		if (known < 0 || this.lnames[slot] !== lname) {
 			this.lnames[slot] = lname;
 			this.names.set(id, lname);

@@ -4,7 +4,7 @@ import { BadRequestError } from "../errors";
 import { splitPath, joinPath } from "../tree/paths";
 import { baseName, COLLECTION, depthOf, LEAF, type SearchIndex } from "./index";
 import { queryWords } from "./content";
-import { escapeRegExp } from "../strings";
+import { escapeRegExp, foldText } from "../strings";
 
 export interface TreeQuery {
 	Paths?: string[];
@@ -101,7 +101,7 @@ function wildcardRe(pattern: string, anchored: boolean): RegExp {
 
 /** Case-insensitive substring matcher; `*` and `?` are wildcards (Bleve's), `anchored` for whole-name patterns. */
 export function nameMatcher(pattern: string, anchored = false): NameMatcher {
-	const p = pattern.toLowerCase();
+	const p = foldText(pattern);
 	if (!/[*?]/.test(p)) {
 		if (anchored) return { literal: p, exact: false, test: (n) => n === p };
 		return { literal: p, exact: true, test: (n) => n.includes(p) };
@@ -112,7 +112,7 @@ export function nameMatcher(pattern: string, anchored = false): NameMatcher {
 }
 
 function valueMatcher(pattern: string): ValueMatcher {
-	const p = pattern.toLowerCase();
+	const p = foldText(pattern);
 	if (p === "*") return { test: () => true };
 	if (!/[*?]/.test(p)) return { exact: p, test: (v) => v === p };
 	const re = wildcardRe(p, true);

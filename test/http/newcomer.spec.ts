@@ -70,6 +70,25 @@ describe("HTTP: what a newcomer sends", function () {
 		assert.equal((await node.api("GET", "/a/user/alice", undefined, bob)).body.Attributes.failedConnections, undefined);
 	});
 
+	it("searches without regard to accents or case: resume finds Résumé, cafe finds a text saying Café", async () => {
+		for (const [path, body] of [["common-files/cv/Résumé 2026.txt", "Worked at the Café de Flore"], ["common-files/cv/resume-old.txt", "plain"], ["common-files/cv/other.txt", "nothing here"]]) {
+			const r = await fetch(`${node.url}/io/${encodeURI(path)}`, { method: "PUT", headers: { "X-Pydio-Bearer": admin }, body });
+			assert.equal(r.status, 200, await r.text());
+		}
+		const paths = async (Query: Record<string, unknown>) => {
+			const r = await node.api("POST", "/a/search/nodes", { Query }, admin);
+			assert.equal(r.status, 200, r.text);
+			return ((r.body.Results ?? []) as { Path: string }[]).map((n) => n.Path).sort();
+		};
+		const until = Date.now() + 10_000;
+		while ((await paths({ Content: "cafe" })).length === 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 100));
+		assert.deepEqual(await paths({ FileName: "resume" }), ["common-files/cv/Résumé 2026.txt", "common-files/cv/resume-old.txt"]);
+		assert.deepEqual(await paths({ FileName: "RÉSUMÉ" }), ["common-files/cv/Résumé 2026.txt", "common-files/cv/resume-old.txt"]);
+		assert.deepEqual(await paths({ FileName: "rés*2026*" }), ["common-files/cv/Résumé 2026.txt"]);
+		assert.deepEqual(await paths({ Content: "cafe" }), ["common-files/cv/Résumé 2026.txt"]);
+		assert.deepEqual(await paths({ Content: "CAFÉ" }), ["common-files/cv/Résumé 2026.txt"]);
+	});
+
 	it("reaches the same route with a trailing slash", async () => {
 		const r = await node.api("POST", "/a/frontend/session/", { AuthInfo: { type: "credentials", login: "admin", password: node.adminPassword } });
 		assert.equal(r.status, 200, r.text);

@@ -100,8 +100,9 @@ describe("search: building blocks", () => {
 		assert.equal(hits("c-1").length, 111);
 	});
 
-	it("tokenises text into distinct lower-case words and knows text files", () => {
-		assert.deepEqual(tokenize("Hello, World! hello\tWORLD 42 café-crème"), ["hello", "world", "42", "café", "crème"]);
+	it("tokenises text into distinct lower-case words without accents and knows text files", () => {
+		assert.deepEqual(tokenize("Hello, World! hello\tWORLD 42 café-crème Cafe"), ["hello", "world", "42", "cafe", "creme"]);
+		assert.deepEqual(queryWords("Café RÉSUMÉ*"), ["cafe", "resume*"]);
 		assert.deepEqual(queryWords("Budg* report"), ["budg*", "report"]);
 		assert.ok(isTextFile("notes.MD", 10));
 		assert.ok(isTextFile("data.json", 10));
