@@ -72,7 +72,7 @@ export class PersonalTokens {
 		if (window > 0) expiresAt = hard > 0 ? Math.min(hard, now + window) : now + window;
 		else if (hard > 0) expiresAt = hard;
 		else if (p.defaultTtl && p.defaultTtl > 0) expiresAt = now + p.defaultTtl;
-		else throw new CellarError("Please provide at least an expiration date (ExpiresAt) or an auto-refresh window (AutoRefresh)", 400, "missing.parameters");
+		else throw new CellarError('Say how long the token lives: ExpiresAt (a unix time in seconds) or AutoRefresh (seconds; every use extends it by that much), for example {"Label":"rclone","AutoRefresh":2592000}', 400, "missing.parameters");
 
 		const token = newPersonalToken();
 		const doc: PersonalDoc = {

@@ -52,6 +52,7 @@ describe("HTTP: personal access tokens and password reset", function () {
 		const none = await node.api("POST", "/a/auth/token/personal", { Label: "x" }, admin);
 		assert.equal(none.status, 400, none.text);
 		assert.equal(none.body.Code, "missing.parameters");
+		assert.match(none.body.Title, /ExpiresAt .* or AutoRefresh/);
 		const dora = await node.login("dora", "Dora-Pass-1234");
 		const other = await node.api("POST", "/a/auth/token/personal", { UserLogin: "admin", AutoRefresh: 600 }, dora);
 		assert.equal(other.status, 403, other.text);
