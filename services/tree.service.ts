@@ -27,6 +27,11 @@ import { createNodes } from "../lib/tree/create";
 import { adminList, adminStat, type AdminListParams } from "../lib/tree/admin";
 import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../lib/jobs/archive";
 import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
+import { S3_HEADERS } from "../lib/tree/meta";
+import { checkObjectHeaders, encodeObjectHeaders } from "../lib/io/object-meta";
+
+/** S3 headers as internal calls pass them (x-amz-meta-* included); checked again before they are stored. */
+const s3Headers = { type: "record", optional: true, key: { type: "string", max: 256 }, value: { type: "string", max: 8192 } };
 
 const TreeService: ServiceSchema = {
 	name: "tree",
@@ -233,7 +238,8 @@ const TreeService: ServiceSchema = {
 				// A path inside an archive file (archive browsing) names an entry that can be read from it.
 				const at = !doc && ctx.params.need === "read" ? await this.reader.archiveAt(loc) : null;
 				const archive = at && { Key: at.doc.key, Size: at.doc.size, MTime: at.doc.mtime, Format: at.format, Inner: at.inner };
-				return { ds: loc.ds, path: loc.path, node: doc && { Uuid: doc._id, Type: doc.type, Key: doc.key, Size: doc.size, MTime: doc.mtime, Etag: doc.etag }, ...(archive ? { archive } : {}) };
+				const node = doc && { Uuid: doc._id, Type: doc.type, Key: doc.key, Size: doc.size, MTime: doc.mtime, Etag: doc.etag, Headers: doc.meta[S3_HEADERS] };
+				return { ds: loc.ds, path: loc.path, node, ...(archive ? { archive } : {}) };
 			},
 		},
 		prepareWrite: {
@@ -245,9 +251,11 @@ const TreeService: ServiceSchema = {
 			},
 		},
 		commitWrite: {
-			params: { ds: "string", path: "string", uuid: "string", key: "string", size: { type: "number", min: 0 }, etag: "string" },
-			async handler(ctx: Context<{ ds: string; path: string; uuid: string; key: string; size: number; etag: string }, Meta>) {
-				const doc: NodeDoc = await this.ops.commitWrite(ctx.params.ds, ctx.params.path, ctx.params, ctx.meta.user?.Uuid);
+			params: { ds: "string", path: "string", uuid: "string", key: "string", size: { type: "number", min: 0 }, etag: "string", headers: s3Headers },
+			async handler(ctx: Context<{ ds: string; path: string; uuid: string; key: string; size: number; etag: string; headers?: Record<string, string> }, Meta>) {
+				const { ds, path, uuid, key, size, etag } = ctx.params;
+				const headers = encodeObjectHeaders(checkObjectHeaders(ctx.params.headers));
+				const doc: NodeDoc = await this.ops.commitWrite(ds, path, { uuid, key, size, etag, headers }, ctx.meta.user?.Uuid);
 				this.broadcastChange("content", doc);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},
@@ -287,14 +295,23 @@ const TreeService: ServiceSchema = {
 				return { Deleted: true };
 			},
 		},
+		// S3 CopyObject: the source's stored headers travel with the copy, unless `Headers` replaces them (REPLACE).
 		copyObject: {
-			params: { From: { type: "string", max: 8192 }, To: { type: "string", max: 8192 } },
-			async handler(ctx: Context<{ From: string; To: string }, Meta>) {
+			params: { From: { type: "string", max: 8192 }, To: { type: "string", max: 8192 }, Headers: s3Headers },
+			async handler(ctx: Context<{ From: string; To: string; Headers?: Record<string, string> }, Meta>) {
 				const user = requireUser(ctx);
 				const from = await this.resolver.require(ctx.params.From, user, "read");
 				const to = await this.resolver.require(ctx.params.To, user, "write");
 				checkUserWritable(to.rel);
-				const doc: NodeDoc = await this.ops.copyFile(from.ds, from.path, to.ds, to.path);
+				const replace = ctx.params.Headers && (encodeObjectHeaders(checkObjectHeaders(ctx.params.Headers)) ?? "");
+				if (from.ds === to.ds && from.path === to.path) {
+					// Onto itself: only a change of headers, which S3 requires (anything else is refused before this).
+					if (replace === undefined) throw new BadRequestError("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata");
+					const doc: NodeDoc = await this.ops.replaceHeaders(to.ds, to.path, replace || undefined);
+					this.broadcastChange("meta", doc);
+					return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
+				}
+				const doc: NodeDoc = await this.ops.copyFile(from.ds, from.path, to.ds, to.path, replace);
 				this.broadcastChange("create", doc);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},

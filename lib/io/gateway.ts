@@ -8,9 +8,10 @@ import { pipeline } from "node:stream/promises";
 import { lookup as mimeLookup } from "mime-types";
 import type { Identity } from "../auth/identity";
 import type { ObjectStore } from "../storage/types";
-import { parseS3Request, resolveRange, contentRange, type S3Request } from "./request";
+import { parseS3Request, resolveRange, contentRange, MAX_UPLOAD_ID, type S3Request } from "./request";
 import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
 import { createBodyDecoder } from "./chunked";
+import { headersFromRequest, decodeObjectHeaders, type ObjectHeaders } from "./object-meta";
 import { ZipWriter, safeEntryPath } from "../jobs/zip";
 import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../jobs/archive";
 import type { ArchiveFormat } from "../jobs/params";
@@ -47,7 +48,8 @@ export interface IoDeps {
 interface Located {
 	ds: string;
 	path: string;
-	node: { Uuid: string; Type: "LEAF" | "COLLECTION"; Key?: string; Size: number; MTime: number; Etag?: string } | null;
+	/** `Headers`: what the client stored with the content (Content-Type, x-amz-meta-*…), as JSON. */
+	node: { Uuid: string; Type: "LEAF" | "COLLECTION"; Key?: string; Size: number; MTime: number; Etag?: string; Headers?: string } | null;
 	/** When the path goes inside an archive file: that file, and the entry's path in it. */
 	archive?: { Key?: string; Size: number; MTime: number; Format: ArchiveFormat; Inner: string };
 }
@@ -63,6 +65,8 @@ interface Upload extends Prepared {
 	/** Owner's uuid and the S3 key, checked on every part. */
 	o: string;
 	K: string;
+	/** The headers to store with the object once completed (given to CreateMultipartUpload). */
+	h?: ObjectHeaders;
 }
 
 const BUCKET = "io";
@@ -168,15 +172,26 @@ export class IoGateway {
 			case "CopyObject": {
 				const src = s3.copySource;
 				if (!src || src.bucket !== BUCKET) throw new S3Error("NoSuchBucket", "Objects can only be copied inside the io bucket");
-				if (src.versionId && src.versionId !== "null") return this.copyVersion(res, user, key, src.key, src.versionId); // versions
-				const r = await this.deps.call<{ Etag: string; MTime: number }>("tree.copyObject", { From: src.key, To: key }, user);
+				// COPY (the default) keeps the source's stored headers, REPLACE takes the request's.
+				const headers = s3.metadataDirective === "REPLACE" ? headersFromRequest(req.headers, s3.payload) : undefined;
+				if (src.key === key && !headers && (!src.versionId || src.versionId === "null"))
+					throw new S3Error("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.");
+				if (src.versionId && src.versionId !== "null") return this.copyVersion(res, user, key, src.key, src.versionId, headers); // versions
+				const r = await this.deps.call<{ Etag: string; MTime: number }>("tree.copyObject", { From: src.key, To: key, ...(headers ? { Headers: headers } : {}) }, user);
 				return this.xml(res, 200, copyObjectResultXml({ ETag: r.Etag, LastModified: r.MTime * 1000 }));
 			}
 			case "CreateMultipartUpload": {
+				// Checked before anything is created: too large metadata leaves no upload behind.
+				const h = headersFromRequest(req.headers, s3.payload);
 				const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
 				const store = await this.deps.store(w.ds);
 				const s = await store.createMultipart(w.key);
-				const uploadId = this.signUpload({ ...w, s, o: user.Uuid, K: key });
+				// The headers ride in the signed upload id, as the rest of the upload's state.
+				const uploadId = this.signUpload({ ...w, s, o: user.Uuid, K: key, ...(Object.keys(h).length ? { h } : {}) });
+				if (uploadId.length > MAX_UPLOAD_ID) {
+					await store.abortMultipart(s).catch(() => undefined);
+					throw new S3Error("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size for a multipart upload, whose id carries them");
+				}
 				return this.xml(res, 200, initiateMultipartUploadXml({ Bucket: BUCKET, Key: key, UploadId: uploadId }));
 			}
 			case "UploadPart": {
@@ -208,7 +223,7 @@ export class IoGateway {
 				const parts = parseCompleteMultipartUpload(await readSmallBody(req));
 				const store = await this.deps.store(up.ds);
 				const done = await store.completeMultipart(up.s, parts.map((p) => ({ partNumber: p.PartNumber, etag: p.ETag })));
-				await this.deps.call("tree.commitWrite", { ds: up.ds, path: up.path, uuid: up.uuid, key: up.key, size: done.size, etag: done.md5 ?? unquoteETag(done.etag) }, user);
+				await this.deps.call("tree.commitWrite", { ds: up.ds, path: up.path, uuid: up.uuid, key: up.key, size: done.size, etag: done.md5 ?? unquoteETag(done.etag), headers: up.h }, user);
 				return this.xml(res, 200, completeMultipartUploadXml({ Location: `/${BUCKET}/${key}`, Bucket: BUCKET, Key: key, ETag: done.etag }));
 			}
 			case "AbortMultipartUpload": {
@@ -302,8 +317,11 @@ export class IoGateway {
 			res.setHeader("Content-Range", contentRange("unsatisfiable", content.size));
 			throw new S3Error("InvalidRange");
 		}
+		// Stored headers belong to the current content: a kept version is answered without them.
+		const stored = versioned ? {} : decodeObjectHeaders(node.Headers);
 		const headers: Record<string, string | number> = {
 			"Content-Type": mimeLookup(key) || "application/octet-stream",
+			...stored,
 			"Content-Length": range ? range.end - range.start + 1 : content.size,
 			ETag: quoteETag(content.etag),
 			"Last-Modified": new Date(content.mtime * 1000).toUTCString(),
@@ -343,6 +361,7 @@ export class IoGateway {
 			req.resume();
 			return void res.writeHead(200, { ETag: quoteETag("d41d8cd98f00b204e9800998ecf8427e") }).end();
 		}
+		const stored = headersFromRequest(req.headers, s3.payload);
 		if (s3.payload.objectSize !== undefined) {
 			// Before prepareWrite, which makes the missing folders: a refused upload leaves nothing.
 			const where = await this.deps.call<Located>("tree.locate", { Path: key, need: "write" }, user);
@@ -353,7 +372,7 @@ export class IoGateway {
 		const body = req.pipe(createBodyDecoder(s3.payload, verified));
 		req.on("error", (e) => body.destroy(e));
 		const written = await store.put(w.key, body, { size: s3.payload.objectSize, contentType: s3.contentType });
-		await this.deps.call("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5 }, user);
+		await this.deps.call("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5, headers: stored }, user);
 		res.writeHead(200, { ETag: quoteETag(written.md5) });
 		res.end();
 	}
@@ -374,7 +393,7 @@ export class IoGateway {
 	 * CopyObject from `<src>?versionId=`: that version's content becomes the content of `key` (restoring a version
 	 * is a copy onto the same key; the write keeps the replaced content as a new version, like any overwrite).
 	 */
-	private async copyVersion(res: ServerResponse, user: Identity, key: string, srcKey: string, versionId: string): Promise<void> {
+	private async copyVersion(res: ServerResponse, user: Identity, key: string, srcKey: string, versionId: string, headers: ObjectHeaders | undefined): Promise<void> {
 		const from = await this.deps.call<Located>("tree.locate", { Path: srcKey, need: "read" }, user);
 		if (!from.node || from.node.Type !== "LEAF") throw new S3Error("NoSuchKey", `${srcKey} does not exist`, { Key: srcKey });
 		const v = await this.version(from.node.Uuid, versionId, user, srcKey);
@@ -383,7 +402,8 @@ export class IoGateway {
 		try {
 			const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
 			const written = await (await this.deps.store(w.ds)).put(w.key, body, { size: v.size });
-			const r = await this.deps.call<{ MTime: number }>("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5 }, user);
+			// A kept version has no stored headers of its own: the copy has the request's (REPLACE) or none.
+			const r = await this.deps.call<{ MTime: number }>("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5, headers }, user);
 			res.setHeader("x-amz-copy-source-version-id", versionId);
 			return this.xml(res, 200, copyObjectResultXml({ ETag: written.md5, LastModified: r.MTime * 1000 }));
 		} catch (e) {

@@ -384,8 +384,11 @@ function partNumber(v: string | undefined): number {
 	return Number(v);
 }
 
+/** Upload ids carry the upload's state, the headers to store with the object included (see IoGateway). */
+export const MAX_UPLOAD_ID = 8192;
+
 function uploadId(v: string | undefined): string {
-	if (!v || v.length > 1024 || /[\u0000-\u001f\u007f/\\]/.test(v)) throw new S3Error("NoSuchUpload");
+	if (!v || v.length > MAX_UPLOAD_ID || /[\u0000-\u001f\u007f/\\]/.test(v)) throw new S3Error("NoSuchUpload");
 	return v;
 }
 

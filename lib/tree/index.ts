@@ -192,17 +192,25 @@ export class TreeIndex {
 		await this.store.updateMany({ dsPath: { $in: keys } }, delta ? { $inc: { size: delta }, $set: { mtime: now() } } : { $set: { mtime: now() } });
 	}
 
-	/** Makes written content visible: a new file, or a new version of an existing one (same uuid). */
-	async commitFile(ds: string, path: string, content: { uuid: string; key: string; size: number; etag: string; mtime?: number; meta?: Record<string, string> }): Promise<{ node: NodeDoc; previous: NodeDoc | null }> {
+	/**
+	 * Makes written content visible: a new file, or a new version of an existing one (same uuid). `meta` is merged
+	 * into the node's metadata; a key set to undefined is removed.
+	 */
+	async commitFile(ds: string, path: string, content: { uuid: string; key: string; size: number; etag: string; mtime?: number; meta?: Record<string, string | undefined> }): Promise<{ node: NodeDoc; previous: NodeDoc | null }> {
 		const previous = await this.get(ds, path);
 		if (previous && previous.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
 		const mtime = content.mtime ?? now();
+		const meta: Record<string, string> = { ...(previous?.meta ?? {}) };
+		for (const [k, v] of Object.entries(content.meta ?? {})) {
+			if (v === undefined) delete meta[k];
+			else meta[k] = v;
+		}
 		let node: NodeDoc;
 		if (previous) {
-			node = { ...previous, size: content.size, etag: content.etag, key: content.key, mtime, meta: { ...previous.meta, ...(content.meta ?? {}) } };
+			node = { ...previous, size: content.size, etag: content.etag, key: content.key, mtime, meta };
 			await this.store.replace(node);
 		} else {
-			node = await this.insertNode({ ds, path, type: "LEAF", size: content.size, uuid: content.uuid, key: content.key, etag: content.etag, mtime, meta: content.meta });
+			node = await this.insertNode({ ds, path, type: "LEAF", size: content.size, uuid: content.uuid, key: content.key, etag: content.etag, mtime, meta });
 		}
 		await this.addSize(ds, path, content.size - (previous?.size ?? 0));
 		return { node, previous };

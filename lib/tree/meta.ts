@@ -2,7 +2,13 @@
 // computes or manages itself.
 import { BadRequestError, ForbiddenError } from "../errors";
 
-const RESERVED = new Set(["name", "recycle_restore", "node_readonly", "level_readonly", "ChildrenCount", "ChildrenFiles", "ChildrenFolders", "RecursiveCount", "repository_id", "repository_display", "content_lock", "mime"]);
+/**
+ * The headers an S3 client stored with a file's content (Content-Type, x-amz-meta-*…), answered on GET and HEAD
+ * through /io: written by uploads only, as headers they must not be set from anywhere else.
+ */
+export const S3_HEADERS = "s3_headers";
+
+const RESERVED = new Set(["name", "recycle_restore", "node_readonly", "level_readonly", "ChildrenCount", "ChildrenFiles", "ChildrenFolders", "RecursiveCount", "repository_id", "repository_display", "content_lock", "mime", S3_HEADERS]);
 const MAX_VALUE_BYTES = 64 * 1024;
 
 export function checkNamespace(ns: string): string {

@@ -9,6 +9,7 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from ".
 import { TreeIndex } from "./index";
 import { baseName, joinPath, parentOf } from "./paths";
 import { RECYCLE_BIN, type NodeDoc } from "./model";
+import { S3_HEADERS } from "./meta";
 import { isFlatKey } from "./convert";
 
 /** Where structured datasources receive uploads before they are renamed onto their path. */
@@ -91,8 +92,12 @@ export class TreeOperations {
 		return { uuid, key, flat: ds.flat };
 	}
 
-	/** Makes content written at `key` the content of `path`; the replaced object, if another, is deleted. */
-	async commitWrite(dsName: string, path: string, c: { uuid: string; key: string; size: number; etag: string; meta?: Record<string, string> }, owner?: string): Promise<NodeDoc> {
+	/**
+	 * Makes content written at `key` the content of `path`; the replaced object, if another, is deleted. The S3
+	 * headers stored with the content are replaced by `headers` (the stored JSON), or dropped: the ones of the
+	 * replaced content (its md5 in x-amz-meta-md5chksum, its type) would describe other bytes.
+	 */
+	async commitWrite(dsName: string, path: string, c: { uuid: string; key: string; size: number; etag: string; meta?: Record<string, string>; headers?: string }, owner?: string): Promise<NodeDoc> {
 		const ds = await this.datasource(dsName);
 		return this.locked(`${dsName}/${path}`, async () => {
 			// The parent folder may have been deleted or moved while the content was uploaded: the file lands
@@ -111,7 +116,8 @@ export class TreeOperations {
 				}
 				key = path;
 			}
-			const { node, previous } = await this.index.commitFile(dsName, path, { ...c, key });
+			const { headers, ...content } = c;
+			const { node, previous } = await this.index.commitFile(dsName, path, { ...content, key, meta: { ...c.meta, [S3_HEADERS]: headers } });
 			if (previous?.key && previous.key !== key) await ds.store.delete(previous.key).catch(() => undefined);
 			return node;
 		});
@@ -131,15 +137,30 @@ export class TreeOperations {
 		}
 	}
 
-	/** Server-side copy of one file to a new node. */
-	async copyFile(fromDs: string, from: string, toDs: string, to: string): Promise<NodeDoc> {
+	/**
+	 * Server-side copy of one file to a new node, with the S3 headers stored with the source, or `headers` instead
+	 * (the stored JSON; "" for none) as S3's CopyObject with x-amz-metadata-directive REPLACE asks.
+	 */
+	async copyFile(fromDs: string, from: string, toDs: string, to: string, headers?: string): Promise<NodeDoc> {
 		const src = await this.datasource(fromDs);
 		const doc = await this.index.get(fromDs, from);
 		if (!doc || doc.type !== "LEAF" || !doc.key) throw new NotFoundError(`${from} not found`, "node.notfound");
 		const target = await this.prepareWrite(toDs, to);
 		const dst = await this.datasource(toDs);
 		const size = src === dst ? (await dst.store.copy(doc.key, target.key)).size : await this.transfer(src, doc, dst, target.key);
-		return this.commitWrite(toDs, to, { uuid: target.uuid, key: target.key, size, etag: doc.etag ?? "" });
+		return this.commitWrite(toDs, to, { uuid: target.uuid, key: target.key, size, etag: doc.etag ?? "", headers: headers === undefined ? doc.meta[S3_HEADERS] : headers || undefined });
+	}
+
+	/**
+	 * S3's CopyObject of a file onto itself with new headers: only the headers and the modification time change
+	 * (rclone sets a file's time this way), the bytes stay where they are.
+	 */
+	async replaceHeaders(dsName: string, path: string, headers: string | undefined): Promise<NodeDoc> {
+		return this.locked(`${dsName}/${path}`, async () => {
+			const doc = await this.index.get(dsName, path);
+			if (!doc || doc.type !== "LEAF" || !doc.key) throw new NotFoundError(`${path} not found`, "node.notfound");
+			return (await this.index.commitFile(dsName, path, { uuid: doc._id, key: doc.key, size: doc.size, etag: doc.etag ?? "", meta: { [S3_HEADERS]: headers } })).node;
+		});
 	}
 
 	/** Copies a file or a whole folder to `to` (new nodes, new uuids); returns the created nodes, top first. */
@@ -175,7 +196,9 @@ export class TreeOperations {
 			await this.mkdir(dsName, parentOf(f.path), true);
 			const existing = await this.index.get(dsName, f.path);
 			if (existing?.type === "COLLECTION") continue;
-			const { node } = await this.index.commitFile(dsName, f.path, { uuid: existing?._id ?? randomUUID(), key: f.path, size: f.size, etag: f.etag, mtime: f.mtime });
+			// Content changed in storage behind our back: the S3 headers stored with the old content no longer apply.
+			const meta = existing && existing.etag !== f.etag ? { [S3_HEADERS]: undefined } : undefined;
+			const { node } = await this.index.commitFile(dsName, f.path, { uuid: existing?._id ?? randomUUID(), key: f.path, size: f.size, etag: f.etag, mtime: f.mtime, meta });
 			(existing ? out.updated : out.added).push(node);
 		}
 		return out;
