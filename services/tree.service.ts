@@ -8,7 +8,7 @@
  */
 import type { Context, ServiceSchema } from "moleculer";
 import { DbMixin, type Store } from "../mixins/db.mixin";
-import { BadRequestError, ForbiddenError, NotFoundError } from "../lib/errors";
+import { BadRequestError, NotFoundError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { TreeIndex } from "../lib/tree/index";
@@ -19,7 +19,7 @@ import { parentOf, splitPath } from "../lib/tree/paths";
 import { checkUserWritable, type NodeDoc } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { DataStoresMixin } from "../mixins/datastores.mixin";
-import { listWorkspaceObjects } from "../lib/tree/objects";
+import { deleteObject, listWorkspaceObjects } from "../lib/tree/objects";
 import { TreeReader, type BulkParams } from "../lib/tree/listing";
 import { convertToFlat } from "../lib/tree/convert";
 import { deleteNodes, restoreNodes, type RecycleDeps } from "../lib/tree/recycle";
@@ -278,21 +278,26 @@ const TreeService: ServiceSchema = {
 				return listWorkspaceObjects(this.ops.index, loc, Prefix.includes("/") ? Prefix : `${slug}/`, Delimiter, StartAfter, MaxKeys);
 			},
 		},
+		// S3 PUT of `dir/`: the folder, made on purpose (it has a marker), its missing parents only as prefixes.
+		folderMarker: {
+			params: { Path: { type: "string", max: 8192 } },
+			async handler(ctx: Context<{ Path: string }, Meta>) {
+				const loc: Location = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
+				checkUserWritable(loc.rel);
+				const doc: NodeDoc = await this.ops.mkdir(loc.ds, loc.path, true, "parents");
+				if (doc.implicit) await this.ops.index.setImplicit(doc._id, false);
+				return { Uuid: doc._id, MTime: doc.mtime };
+			},
+		},
+		// S3 DeleteObject: a file, or an empty folder named `dir/`; never a folder holding anything (lib/tree/objects).
 		deleteObject: {
 			params: { Path: { type: "string", max: 8192 } },
 			async handler(ctx: Context<{ Path: string }, Meta>) {
-				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
-				if (loc.rel === "") throw new ForbiddenError("Please do not modify directly the root of a workspace", "node.not.writeable");
-				const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
+				const loc: Location = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				// S3 deletes are idempotent: a missing key is not an error, nor one another delete just removed.
-				if (!doc) return { Deleted: false };
-				const gone = await this.ops.removePermanently(loc.ds, loc.path, ctx.meta.user?.Uuid).then(
-					() => false,
-					(e: unknown) => (e instanceof NotFoundError ? true : Promise.reject(e)),
-				);
-				if (gone) return { Deleted: false };
-				this.broadcastChange("delete", doc);
-				return { Deleted: true };
+				const removed: NodeDoc[] = await deleteObject(this.ops, loc, ctx.params.Path.endsWith("/"), ctx.meta.user?.Uuid);
+				for (const d of removed) this.broadcastChange("delete", d);
+				return { Deleted: removed.length > 0 };
 			},
 		},
 		// S3 CopyObject: the source's stored headers travel with the copy, unless `Headers` replaces them (REPLACE).

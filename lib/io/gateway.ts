@@ -8,7 +8,7 @@ import { pipeline } from "node:stream/promises";
 import { lookup as mimeLookup } from "mime-types";
 import type { Identity } from "../auth/identity";
 import type { ObjectStore } from "../storage/types";
-import { parseS3Request, resolveRange, contentRange, MAX_UPLOAD_ID, type S3Request } from "./request";
+import { parseS3Request, resolveRange, contentRange, validateKey, MAX_UPLOAD_ID, type S3Request } from "./request";
 import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
 import { createBodyDecoder } from "./chunked";
 import { headersFromRequest, decodeObjectHeaders, type ObjectHeaders } from "./object-meta";
@@ -156,17 +156,27 @@ export class IoGateway {
 				return void res.writeHead(204).end();
 			case "DeleteObjects": {
 				const body = parseDeleteObjects(await readSmallBody(req));
-				const deleted: { Key: string }[] = [];
-				const errors: { Key: string; Code: string; Message: string }[] = [];
-				for (const o of body.Objects) {
+				const outcome = new Map<number, { Code: string; Message: string } | null>();
+				// Deepest keys first (descending order puts `dir/x` before `dir/`): a folder marker sent with the
+				// folder's content then finds the folder emptied, and removes it.
+				const order = body.Objects.map((o, i) => ({ key: o.Key, i })).sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0));
+				for (const { key: k, i } of order) {
 					try {
-						await this.deps.call("tree.deleteObject", { Path: o.Key }, user);
-						deleted.push({ Key: o.Key });
+						validateKey(k);
+						await this.deps.call("tree.deleteObject", { Path: k }, user);
+						outcome.set(i, null);
 					} catch (e) {
-						const r = errorResponse(e, o.Key, "");
-						errors.push({ Key: o.Key, Code: r.error.code, Message: r.error.message });
+						const r = errorResponse(e, k, "");
+						outcome.set(i, { Code: r.error.code, Message: r.error.message });
 					}
 				}
+				const deleted: { Key: string }[] = [];
+				const errors: { Key: string; Code: string; Message: string }[] = [];
+				body.Objects.forEach((o, i) => {
+					const err = outcome.get(i);
+					if (err) errors.push({ Key: o.Key, ...err });
+					else deleted.push({ Key: o.Key });
+				});
 				return this.xml(res, 200, deleteResultXml({ Deleted: deleted, Errors: errors, Quiet: body.Quiet }));
 			}
 			case "CopyObject": {
@@ -356,8 +366,8 @@ export class IoGateway {
 
 	private async put(s3: S3Request, req: IncomingMessage, res: ServerResponse, user: Identity, verified: VerifyOk | null, key: string): Promise<void> {
 		if (key.endsWith("/")) {
-			// A "folder marker" from an S3 client: a folder in the tree.
-			await this.deps.call("tree.create", { Nodes: [{ Path: key, Type: "COLLECTION" }], Recursive: true }, user).catch((e: { code?: number }) => (e.code === 409 ? undefined : Promise.reject(e)));
+			// A "folder marker" from an S3 client: a folder in the tree, kept until its marker is deleted.
+			await this.deps.call("tree.folderMarker", { Path: key }, user);
 			req.resume();
 			return void res.writeHead(200, { ETag: quoteETag("d41d8cd98f00b204e9800998ecf8427e") }).end();
 		}

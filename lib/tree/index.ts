@@ -132,8 +132,12 @@ export class TreeIndex {
 		this.listings.drop(dsKey(ds, path));
 	}
 
-	/** Creates a folder (and, if `recursive`, its missing parents). An existing folder is returned as is. */
-	async mkdir(ds: string, path: string, recursive: boolean): Promise<{ node: NodeDoc; created: NodeDoc[] }> {
+	/**
+	 * Creates a folder (and, if `recursive`, its missing parents). An existing folder is returned as is. `implicit`
+	 * marks the folders it creates as made for a file below them (NodeDoc.implicit): "all" of them, or only the
+	 * missing "parents" (an S3 `dir/` marker asks for `dir` itself).
+	 */
+	async mkdir(ds: string, path: string, recursive: boolean, implicit: "all" | "parents" | false = false): Promise<{ node: NodeDoc; created: NodeDoc[] }> {
 		await this.ensureRoot(ds);
 		const created: NodeDoc[] = [];
 		const chain = [...ancestors(path).slice(1), path];
@@ -148,7 +152,8 @@ export class TreeIndex {
 			}
 			if (i < chain.length - 1 && !recursive) throw new NotFoundError(`Parent folder ${parentOf(path) || ds} does not exist`, "node.notfound");
 			try {
-				last = await this.insertNode({ ds, path: p, type: "COLLECTION", size: 0 });
+				const made = implicit === "all" || (implicit === "parents" && i < chain.length - 1);
+				last = await this.insertNode({ ds, path: p, type: "COLLECTION", size: 0, ...(made ? { implicit: true } : {}) });
 				created.push(last);
 			} catch (err) {
 				// Concurrent uploads into a new folder all create it: the one that lost the race uses the winner's.
@@ -160,7 +165,7 @@ export class TreeIndex {
 		return { node: last as NodeDoc, created };
 	}
 
-	private async insertNode(n: { ds: string; path: string; type: NodeType; size: number; uuid?: string; key?: string; etag?: string; mtime?: number; meta?: Record<string, string> }): Promise<NodeDoc> {
+	private async insertNode(n: { ds: string; path: string; type: NodeType; size: number; uuid?: string; key?: string; etag?: string; mtime?: number; meta?: Record<string, string>; implicit?: boolean }): Promise<NodeDoc> {
 		const doc: NodeDoc = {
 			_id: n.uuid ?? randomUUID(),
 			ds: n.ds,
@@ -175,6 +180,7 @@ export class TreeIndex {
 		};
 		if (n.key !== undefined) doc.key = n.key;
 		if (n.etag !== undefined) doc.etag = n.etag;
+		if (n.implicit) doc.implicit = true;
 		try {
 			const inserted = await this.store.insert(doc);
 			this.listed(inserted);
@@ -271,6 +277,33 @@ export class TreeIndex {
 		}
 		await this.addSize(ds, path, -top.size);
 		return docs;
+	}
+
+	/** Whether anything, hidden or not, is directly inside a folder. */
+	async hasChildren(ds: string, path: string): Promise<boolean> {
+		const key = dsKey(ds, path);
+		const inMemory = this.store.memory?.matching("parentKey", key);
+		return inMemory ? inMemory.length > 0 : (await this.store.count({ parentKey: key })) > 0;
+	}
+
+	/**
+	 * Removes one node's own document, a file or a folder with nothing inside, and never anything else: a child
+	 * committed into a folder while this runs is left in place (the folder can be made again at its path), not
+	 * removed with it. Nothing is removed unless the node at `path` is still of `type` (and `uuid`, when given).
+	 */
+	async removeSingle(ds: string, path: string, type: NodeType, uuid?: string): Promise<NodeDoc | null> {
+		const top = await this.get(ds, path);
+		if (!top || top.type !== type || (uuid && top._id !== uuid) || path === "") return null;
+		if (type === "COLLECTION" && (await this.hasChildren(ds, path))) return null;
+		if (!(await this.store.remove(top._id))) return null;
+		this.unlisted(top);
+		await this.addSize(ds, path, -top.size);
+		return top;
+	}
+
+	/** Marks a folder as made for the files below it, or as made on purpose (NodeDoc.implicit). */
+	async setImplicit(uuid: string, implicit: boolean): Promise<void> {
+		await this.store.patch(uuid, { implicit } as Partial<NodeDoc>);
 	}
 
 	/** Object keys of up to `limit` files of a datasource. */

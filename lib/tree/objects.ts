@@ -1,9 +1,17 @@
 // The tree as an S3 bucket sees it: keys are user paths (`<slug>/<path>`), listed in key order, with
 // delimiter folding into common prefixes. Used by the /io gateway through the tree service.
-import type { NodeDoc } from "./model";
+// Folders are S3 prefixes, and those made on purpose (Cells, REST, a `dir/` PUT) also have a marker object
+// `dir/`, as S3 consoles make them: a recursive listing shows it (and one for any empty folder, so that a tool
+// deleting what it lists removes it), `aws s3 cp --recursive` and rclone skip it, `aws s3 rm --recursive` deletes
+// it. Deleting a key never removes a folder with anything in it (see deleteObject).
+import { RECYCLE_BIN, type NodeDoc } from "./model";
 import type { TreeIndex } from "./index";
+import type { TreeOperations } from "./operations";
 import { Resolver, type Location } from "./resolver";
-import { joinPath } from "./paths";
+import { joinPath, parentOf } from "./paths";
+
+/** md5 of nothing: the ETag of a folder marker. */
+const EMPTY_MD5 = "d41d8cd98f00b204e9800998ecf8427e";
 
 export interface ObjectEntry {
 	Key: string;
@@ -32,13 +40,15 @@ export async function listWorkspaceObjects(index: TreeIndex, loc: Location, pref
 	const folderRel = relPrefix.includes("/") ? relPrefix.slice(0, relPrefix.lastIndexOf("/")) : "";
 	const folder = await index.get(loc.ds, joinPath(loc.rootPath, folderRel));
 	if (!folder || folder.type !== "COLLECTION") return out;
-	const docs = delimiter === "/" ? (await index.children(loc.ds, folder.path, { includeHidden: false })).nodes : (await index.subtree(loc.ds, folder.path)).filter((d) => d.path !== folder.path && !d.name.startsWith("."));
+	const docs = delimiter === "/" ? (await index.children(loc.ds, folder.path, { includeHidden: false })).nodes : (await index.subtree(loc.ds, folder.path)).filter((d) => !d.name.startsWith("."));
 	const entries: { key: string; doc: NodeDoc; prefix: boolean }[] = [];
 	for (const d of docs) {
 		const key = Resolver.userPath(loc, d.path);
-		if (!key.startsWith(prefix)) continue;
-		if (delimiter === "/") entries.push({ key: d.type === "COLLECTION" ? `${key}/` : key, doc: d, prefix: d.type === "COLLECTION" });
-		else if (d.type === "LEAF") entries.push({ key, doc: d, prefix: false });
+		if (delimiter === "/") {
+			if (d.path !== folder.path && key.startsWith(prefix)) entries.push({ key: d.type === "COLLECTION" ? `${key}/` : key, doc: d, prefix: d.type === "COLLECTION" });
+		} else if (d.type === "LEAF") {
+			if (key.startsWith(prefix)) entries.push({ key, doc: d, prefix: false });
+		} else if (`${key}/`.startsWith(prefix) && (await hasMarker(index, loc, d))) entries.push({ key: `${key}/`, doc: d, prefix: false });
 	}
 	entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 	for (const e of entries) {
@@ -48,9 +58,29 @@ export async function listWorkspaceObjects(index: TreeIndex, loc: Location, pref
 			break;
 		}
 		if (e.prefix) out.CommonPrefixes.push(e.key);
+		else if (e.doc.type === "COLLECTION") out.Contents.push({ Key: e.key, Size: 0, MTime: e.doc.mtime, Etag: EMPTY_MD5 });
 		else out.Contents.push({ Key: e.key, Size: e.doc.size, MTime: e.doc.mtime, Etag: e.doc.etag });
 		out.NextStartAfter = e.key;
 	}
 	if (!out.IsTruncated) delete out.NextStartAfter;
 	return out;
+}
+
+/** Whether a recursive listing shows `dir/` for a folder: made on purpose, or empty; never a workspace root or its bin. */
+async function hasMarker(index: TreeIndex, loc: Location, d: NodeDoc): Promise<boolean> {
+	if (d.path === loc.rootPath || d.path === joinPath(loc.rootPath, RECYCLE_BIN)) return false;
+	return !d.implicit || !(await index.hasChildren(d.ds, d.path));
+}
+
+/**
+ * S3's DeleteObject of `loc` (`marker`: the key ended with "/"): a file goes; a key naming a folder names no
+ * object and removes nothing; `folder/` removes the folder only when empty (TreeOperations.deleteFolderMarker).
+ * Folders made for the files below them go once emptied, as S3 prefixes do. Returns every node removed.
+ */
+export async function deleteObject(ops: TreeOperations, loc: Location, marker: boolean, owner?: string): Promise<NodeDoc[]> {
+	// A workspace root and its recycle bin are the server's: not objects of the bucket.
+	if (loc.rel === "" || (marker && loc.rel === RECYCLE_BIN)) return [];
+	const gone = marker ? await ops.deleteFolderMarker(loc.ds, loc.path) : await ops.deleteFile(loc.ds, loc.path, owner);
+	if (!gone) return [];
+	return [gone, ...(await ops.pruneEmptyFolders(loc.ds, parentOf(loc.path), loc.rootPath))];
 }

@@ -50,9 +50,10 @@ export class TreeOperations {
 		return ds.flat ? uuid : path;
 	}
 
-	async mkdir(dsName: string, path: string, recursive: boolean): Promise<NodeDoc> {
+	/** `implicit`: see TreeIndex.mkdir (folders made for a file below them go when an S3 delete empties them). */
+	async mkdir(dsName: string, path: string, recursive: boolean, implicit: "all" | "parents" | false = false): Promise<NodeDoc> {
 		const ds = await this.datasource(dsName);
-		const { node, created } = await this.index.mkdir(dsName, path, recursive);
+		const { node, created } = await this.index.mkdir(dsName, path, recursive, implicit);
 		if (!ds.flat) for (const c of created) await ds.store.mkdir(c.path);
 		if (created.length) this.foldersCreated(created);
 		return node;
@@ -80,7 +81,7 @@ export class TreeOperations {
 	/** Where new content for `path` goes: the node's uuid and the object key, the parent folders created. */
 	async prepareWrite(dsName: string, path: string): Promise<{ uuid: string; key: string; flat: boolean }> {
 		const ds = await this.datasource(dsName);
-		await this.mkdir(dsName, parentOf(path), true);
+		await this.mkdir(dsName, parentOf(path), true, "all");
 		const existing = await this.index.get(dsName, path);
 		if (existing?.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
 		const uuid = existing?._id ?? randomUUID();
@@ -102,7 +103,7 @@ export class TreeOperations {
 		return this.locked(`${dsName}/${path}`, async () => {
 			// The parent folder may have been deleted or moved while the content was uploaded: the file lands
 			// where it was sent, as S3 keys do, and never without a parent in the index.
-			await this.mkdir(dsName, parentOf(path), true);
+			await this.mkdir(dsName, parentOf(path), true, "all");
 			// The content being replaced is kept as a version now that the new one is complete (a cut upload
 			// replaces nothing), and only when it really changes.
 			const current = await this.index.get(dsName, path);
@@ -119,6 +120,8 @@ export class TreeOperations {
 			const { headers, ...content } = c;
 			const { node, previous } = await this.index.commitFile(dsName, path, { ...content, key, meta: { ...c.meta, [S3_HEADERS]: headers } });
 			if (previous?.key && previous.key !== key) await ds.store.delete(previous.key).catch(() => undefined);
+			// An S3 delete may have removed the folder as empty just before this file landed in it: made again.
+			if (!(await this.index.get(dsName, parentOf(path)))) await this.mkdir(dsName, parentOf(path), true, "all");
 			return node;
 		});
 	}
@@ -263,6 +266,68 @@ export class TreeOperations {
 			if (!ds.flat && removed.some((d) => d.type === "COLLECTION")) await ds.store.rmdir(path).catch(() => undefined);
 			return removed.length;
 		});
+	}
+
+	/**
+	 * S3's DeleteObject of a file: that file alone, for good. A path naming a folder names no S3 object: nothing is
+	 * removed then, whatever the folder holds. Returns the removed file, or null.
+	 */
+	async deleteFile(dsName: string, path: string, owner?: string): Promise<NodeDoc | null> {
+		const ds = await this.datasource(dsName);
+		return this.locked(`${dsName}/${path}`, async () => {
+			const doc = await this.index.get(dsName, path);
+			if (doc?.type !== "LEAF") return null;
+			if (doc.key) await this.beforeLoss(dsName, doc, "delete", owner);
+			const removed = await this.index.removeSingle(dsName, path, "LEAF", doc._id);
+			if (removed?.key) await ds.store.delete(removed.key).catch(() => undefined);
+			return removed;
+		});
+	}
+
+	/**
+	 * S3's DeleteObject of `folder/`, the folder's marker: an empty folder goes. One holding anything stays, from
+	 * now on as the mere prefix of what it holds (implicit), and goes with the last of it (pruneEmptyFolders): one
+	 * request never removes anything but an empty folder, and tools deleting a tree key by key in any order (aws
+	 * s3 rm --recursive deletes in parallel) leave no folder behind.
+	 */
+	async deleteFolderMarker(dsName: string, path: string): Promise<NodeDoc | null> {
+		return this.locked(`${dsName}/${path}`, async () => {
+			const doc = await this.index.get(dsName, path);
+			if (doc?.type !== "COLLECTION") return null;
+			if (!(await this.index.hasChildren(dsName, path))) return this.dropEmptyFolder(dsName, path);
+			if (!doc.implicit) await this.index.setImplicit(doc._id, true);
+			return null;
+		});
+	}
+
+	/**
+	 * After an S3 delete in `folder`: removes it, then its parents, below `stop` (the workspace root), while each is
+	 * an implicit folder left empty, as S3 prefixes go with their last object. Returns the folders removed.
+	 */
+	async pruneEmptyFolders(dsName: string, folder: string, stop: string): Promise<NodeDoc[]> {
+		const out: NodeDoc[] = [];
+		for (let p = folder; p !== stop && p.length > stop.length; p = parentOf(p)) {
+			// Under the folder's lock, as its marker's delete: one of the two sees the other's change.
+			const gone = await this.locked(`${dsName}/${p}`, async () => {
+				const doc = await this.index.get(dsName, p);
+				return doc?.type === "COLLECTION" && doc.implicit ? this.dropEmptyFolder(dsName, p) : null;
+			});
+			if (!gone) break;
+			out.push(gone);
+		}
+		return out;
+	}
+
+	/** An empty folder out of the index, then out of storage (structured), when nothing is inside it. */
+	private async dropEmptyFolder(dsName: string, path: string): Promise<NodeDoc | null> {
+		const gone = await this.index.removeSingle(dsName, path, "COLLECTION");
+		if (!gone) return null;
+		const ds = await this.datasource(dsName);
+		// delete, not the recursive rmdir: a file renamed into the folder meanwhile stays where it is.
+		if (!ds.flat) await ds.store.delete(path).catch(() => undefined);
+		// A file committed into it meanwhile (its commit found the folder before it went) gets its folder back.
+		if (await this.index.hasChildren(dsName, path)) await this.mkdir(dsName, path, true, "all");
+		return gone;
 	}
 
 	/** Moves a node into `<root>/recycle_bin`, remembering where it came from. */
