@@ -1,0 +1,403 @@
+// The node index (files and folders of every datasource) in SQL. A node is reachable three ways, each indexed:
+// by uuid (primary key), by (ds, path), and as a child of its parent folder by name. The parent link is the
+// structure (a foreign key: no node points at a folder that is gone); `path` is kept alongside so that a lookup by
+// path is one probe, not a walk from the root. Both are unique: two files cannot take one path, whatever the race.
+//
+// Folder sizes are the sum of their content, maintained in the same transaction as the write that changes them
+// (insert, new content, move, delete): a crash or a failed statement never leaves a size that disagrees with the
+// files. Every ancestor's modification time is touched with it, as the tree index does today.
+//
+// Subtrees are found through the parent links with a recursive query (WITH RECURSIVE ... on both dialects), not by
+// path prefix: PostgreSQL's path index is a hash (paths may exceed what a btree entry holds), which answers
+// equality only.
+//
+// On PostgreSQL, writers first lock the folders above what they change, root first (`lockAncestors`): concurrent
+// writes in one tree then queue on the root instead of deadlocking on each other's folders; the remaining
+// deadlocks (two moves crossing) are retried by Db.transaction. SQLite runs one transaction at a time.
+import { randomUUID } from "node:crypto";
+import { sql, type Selectable, type Transaction } from "kysely";
+import { BadRequestError, ConflictError, NotFoundError } from "../errors";
+import { ancestors, baseName, parentOf } from "../tree/paths";
+import { isForeignKeyViolation } from "./errors";
+import type { Db } from "./index";
+import type { Database, NodesTable } from "./schema";
+import { fromJson, orNull } from "./sql";
+
+export type NodeType = "LEAF" | "COLLECTION";
+
+export interface NodeRecord {
+	uuid: string;
+	ds: string;
+	/** Uuid of the folder holding it; null for a datasource root. */
+	parent: string | null;
+	name: string;
+	/** Datasource-relative; "" is the root. */
+	path: string;
+	type: NodeType;
+	size: number;
+	/** Unix seconds. */
+	mtime: number;
+	etag?: string;
+	mode?: number;
+	/** Where the content lives in the datasource's store (the uuid when flat, the path when structured). */
+	key?: string;
+	/** Metadata namespaces, each value JSON-encoded as Cells' MetaStore has it. */
+	meta: Record<string, string>;
+}
+
+export interface NewNode {
+	/** Generated when absent. */
+	uuid?: string;
+	ds: string;
+	path: string;
+	type: NodeType;
+	size?: number;
+	mtime?: number;
+	etag?: string;
+	mode?: number;
+	key?: string;
+	meta?: Record<string, string>;
+}
+
+export type SortField = "name" | "size" | "mtime";
+
+/** Where a page ended: the last node's name, and its size or mtime when the listing is ordered by those. */
+export interface ChildCursor {
+	name: string;
+	value?: number;
+}
+
+export interface ChildPageOptions {
+	/** Start after this node (a previous page's `next`); absent: the first page. */
+	after?: ChildCursor;
+	/** 1 to 10,000; default 100. */
+	limit?: number;
+	/** Then by name within equal values. Default name. */
+	sort?: SortField;
+	desc?: boolean;
+	type?: NodeType;
+	/** false: leave out names starting with a dot. Default true. */
+	hidden?: boolean;
+}
+
+export interface ChildPage {
+	nodes: NodeRecord[];
+	/** Present when more children follow. */
+	next?: ChildCursor;
+}
+
+type Row = Selectable<NodesTable>;
+type Trx = Transaction<Database>;
+
+function toRecord(r: Row): NodeRecord {
+	const n: NodeRecord = { uuid: r.uuid, ds: r.ds, parent: r.parent, name: r.name, path: r.path, type: r.type, size: Number(r.size), mtime: Number(r.mtime), meta: fromJson<Record<string, string>>(r.meta, {}) };
+	if (r.etag !== null) n.etag = r.etag;
+	if (r.mode !== null) n.mode = r.mode;
+	if (r.key !== null) n.key = r.key;
+	return n;
+}
+
+export const rootUuidOf = (ds: string): string => `DATASOURCE:${ds}`;
+
+export class NodesRepo {
+	private readonly now: () => number;
+
+	constructor(
+		private readonly db: Db,
+		opts: { now?: () => number } = {},
+	) {
+		this.now = opts.now ?? (() => Math.floor(Date.now() / 1000));
+	}
+
+	private get pg(): boolean {
+		return this.db.dialect === "postgres";
+	}
+
+	/** The root of a datasource, created on first use (concurrent callers all get the same one). */
+	async ensureRoot(ds: string, uuid = rootUuidOf(ds)): Promise<NodeRecord> {
+		await this.db.kysely
+			.insertInto("nodes")
+			.values({ uuid, ds, parent: null, name: ds, path: "", type: "COLLECTION", size: 0, mtime: this.now(), etag: null, mode: null, key: null, meta: "{}" })
+			.onConflict((oc) => oc.doNothing())
+			.execute();
+		return (await this.byPath(ds, "")) as NodeRecord;
+	}
+
+	async byPath(ds: string, path: string): Promise<NodeRecord | null> {
+		const row = await this.db.kysely.selectFrom("nodes").selectAll().where("ds", "=", ds).where("path", "=", path).executeTakeFirst();
+		return row ? toRecord(row) : null;
+	}
+
+	async byUuid(uuid: string): Promise<NodeRecord | null> {
+		const row = await this.db.kysely.selectFrom("nodes").selectAll().where("uuid", "=", uuid).executeTakeFirst();
+		return row ? toRecord(row) : null;
+	}
+
+	/**
+	 * Adds a node under its existing parent folder and adds its size to every folder above. NotFoundError when the
+	 * parent folder does not exist (or is deleted meanwhile), ConflictError when the path is taken or the parent
+	 * is a file.
+	 */
+	async insert(n: NewNode): Promise<NodeRecord> {
+		if (n.path === "") throw new BadRequestError("A datasource root is created with ensureRoot");
+		const mtime = n.mtime ?? this.now();
+		const size = n.size ?? 0;
+		return this.db.transaction(async (trx) => {
+			await this.lockAncestors(trx, n.ds, [n.path]);
+			const parent = await this.folder(trx, n.ds, parentOf(n.path));
+			let row: Row;
+			try {
+				row = await trx
+					.insertInto("nodes")
+					.values({
+						uuid: n.uuid ?? randomUUID(),
+						ds: n.ds,
+						parent: parent.uuid,
+						name: baseName(n.path),
+						path: n.path,
+						type: n.type,
+						size,
+						mtime,
+						etag: orNull(n.etag),
+						mode: orNull(n.mode),
+						key: orNull(n.key),
+						meta: JSON.stringify(n.meta ?? {}),
+					})
+					.returningAll()
+					.executeTakeFirstOrThrow();
+			} catch (err) {
+				if (isForeignKeyViolation(err)) throw new NotFoundError(`Parent folder of ${n.path} does not exist`, "node.notfound");
+				throw err;
+			}
+			await this.addToAncestors(trx, n.ds, n.path, size, mtime);
+			return toRecord(row);
+		});
+	}
+
+	/** New content for a file (same uuid); the folders above take the size difference. */
+	async setContent(uuid: string, c: { size: number; etag: string; key: string; mtime?: number; meta?: Record<string, string> }): Promise<NodeRecord> {
+		const mtime = c.mtime ?? this.now();
+		return this.db.transaction(async (trx) => {
+			const before = await this.lockedByUuid(trx, uuid);
+			if (before.type !== "LEAF") throw new ConflictError(`${before.path} is a folder`, "node.exists");
+			await this.lockAncestors(trx, before.ds, [before.path]);
+			const meta = c.meta ? JSON.stringify({ ...before.meta, ...c.meta }) : undefined;
+			const row = await trx
+				.updateTable("nodes")
+				.set({ size: c.size, etag: c.etag, key: c.key, mtime, ...(meta === undefined ? {} : { meta }) })
+				.where("uuid", "=", uuid)
+				.returningAll()
+				.executeTakeFirstOrThrow();
+			await this.addToAncestors(trx, before.ds, before.path, c.size - before.size, mtime);
+			return toRecord(row);
+		});
+	}
+
+	/** Sets (string) or removes (undefined) metadata namespaces of a node. */
+	async setMeta(uuid: string, changes: Record<string, string | undefined>): Promise<NodeRecord> {
+		return this.db.transaction(async (trx) => {
+			const before = await this.lockedByUuid(trx, uuid);
+			const meta = { ...before.meta };
+			for (const [k, v] of Object.entries(changes)) {
+				if (v === undefined) delete meta[k];
+				else meta[k] = v;
+			}
+			const row = await trx.updateTable("nodes").set({ meta: JSON.stringify(meta) }).where("uuid", "=", uuid).returningAll().executeTakeFirstOrThrow();
+			return toRecord(row);
+		});
+	}
+
+	/**
+	 * One page of a folder's children, in `sort` order then by name, starting after `after`. Keyset pagination:
+	 * each page is a range scan of one index — (parent, name), (parent, size, name) or (parent, mtime, name) —
+	 * whatever the depth of the page, where an offset would read and skip every earlier child.
+	 */
+	async childrenPage(parentUuid: string, opts: ChildPageOptions = {}): Promise<ChildPage> {
+		const limit = Math.max(1, Math.min(Math.floor(opts.limit ?? 100), 10_000));
+		const sort = opts.sort ?? "name";
+		const dir = opts.desc ? "desc" : "asc";
+		const cmp = opts.desc ? "<" : ">";
+		let q = this.db.kysely.selectFrom("nodes").selectAll().where("parent", "=", parentUuid);
+		if (opts.type) q = q.where("type", "=", opts.type);
+		if (opts.hidden === false) q = q.where(sql<string>`substr(name, 1, 1)`, "<>", ".");
+		const after = opts.after;
+		if (after) {
+			if (sort === "name") q = q.where("name", cmp, after.name);
+			else q = q.where((eb) => eb(eb.refTuple(sort, "name"), cmp, eb.tuple(after.value ?? 0, after.name)));
+		}
+		if (sort !== "name") q = q.orderBy(sort, dir);
+		const rows = await q.orderBy("name", dir).limit(limit + 1).execute();
+		const nodes = rows.slice(0, limit).map(toRecord);
+		if (rows.length <= limit) return { nodes };
+		const last = nodes[nodes.length - 1];
+		return { nodes, next: sort === "name" ? { name: last.name } : { name: last.name, value: last[sort] } };
+	}
+
+	/** Files and folders directly inside a folder. */
+	async countChildren(parentUuid: string, opts: { hidden?: boolean } = {}): Promise<{ files: number; folders: number }> {
+		let q = this.db.kysely
+			.selectFrom("nodes")
+			.select((eb) => ["type", eb.fn.countAll<number>().as("n")])
+			.where("parent", "=", parentUuid);
+		if (opts.hidden === false) q = q.where(sql<string>`substr(name, 1, 1)`, "<>", ".");
+		const rows = await q.groupBy("type").execute();
+		const of = (t: NodeType) => Number(rows.find((r) => r.type === t)?.n ?? 0);
+		return { files: of("LEAF"), folders: of("COLLECTION") };
+	}
+
+	/** Files of a datasource. */
+	async countFiles(ds: string): Promise<number> {
+		const r = await this.db.kysely
+			.selectFrom("nodes")
+			.select((eb) => eb.fn.countAll<number>().as("n"))
+			.where("ds", "=", ds)
+			.where("type", "=", "LEAF")
+			.executeTakeFirstOrThrow();
+		return Number(r.n);
+	}
+
+	/** Every node in uuid order, a page at a time (to rebuild derived indexes). */
+	async scan(after: string | undefined, limit: number): Promise<NodeRecord[]> {
+		let q = this.db.kysely.selectFrom("nodes").selectAll();
+		if (after !== undefined) q = q.where("uuid", ">", after);
+		return (await q.orderBy("uuid").limit(limit).execute()).map(toRecord);
+	}
+
+	/**
+	 * Moves (renames) `from` with everything below it to `to`, in the same or another datasource, in one
+	 * transaction: every path under it is rewritten, uuids are kept, folder sizes on both sides follow. NotFoundError
+	 * when `from` or `to`'s parent folder is missing, ConflictError when `to` is taken.
+	 */
+	async moveSubtree(ds: string, from: string, toDs: string, to: string): Promise<{ node: NodeRecord; moved: number }> {
+		if (from === "" || to === "") throw new BadRequestError("A datasource root cannot be moved or replaced");
+		if (ds === toDs && (to === from || to.startsWith(`${from}/`))) throw new BadRequestError(`Cannot move ${from} into itself`);
+		const mtime = this.now();
+		return this.db.transaction(async (trx) => {
+			await this.lockAncestors(trx, ds, [from], toDs, [to]);
+			const top = await this.lockedByPath(trx, ds, from);
+			const parent = await this.folder(trx, toDs, parentOf(to));
+			// Characters (code points), as substr() counts them on both dialects.
+			const cut = Array.from(from).length + 1;
+			const moved = await trx
+				.withRecursive("subtree(uuid)", (qc) =>
+					qc
+						.selectFrom("nodes")
+						.select("uuid")
+						.where("uuid", "=", top.uuid)
+						.unionAll(qc.selectFrom("nodes").innerJoin("subtree", "subtree.uuid", "nodes.parent").select("nodes.uuid")),
+				)
+				.updateTable("nodes")
+				.set({ ds: toDs, path: sql<string>`${to} || substr(path, ${cut})` })
+				.where("uuid", "in", (eb) => eb.selectFrom("subtree").select("subtree.uuid"))
+				.executeTakeFirst();
+			try {
+				await trx.updateTable("nodes").set({ parent: parent.uuid, name: baseName(to), mtime }).where("uuid", "=", top.uuid).execute();
+			} catch (err) {
+				if (isForeignKeyViolation(err)) throw new NotFoundError(`Folder ${parentOf(to) || toDs} does not exist`, "node.notfound");
+				throw err;
+			}
+			await this.addToAncestors(trx, ds, from, -top.size, mtime);
+			await this.addToAncestors(trx, toDs, to, top.size, mtime);
+			const node = await trx.selectFrom("nodes").selectAll().where("uuid", "=", top.uuid).executeTakeFirstOrThrow();
+			return { node: toRecord(node), moved: Number(moved.numUpdatedRows) };
+		});
+	}
+
+	/**
+	 * Removes a node and everything below it (a whole datasource's tree for path ""), in one statement, and takes
+	 * its size off the folders above; the removed nodes, in no particular order. A child added under the subtree
+	 * while it is being removed makes the statement fail on the foreign key rather than leave the child orphaned:
+	 * the removal is then run again, child included.
+	 */
+	async deleteSubtree(ds: string, path: string): Promise<NodeRecord[]> {
+		for (let attempt = 1; ; attempt++) {
+			try {
+				return await this.db.transaction(async (trx) => {
+					await this.lockAncestors(trx, ds, [path]);
+					const top = await this.lockedByPath(trx, ds, path);
+					const rows = await trx
+						.withRecursive("subtree(uuid)", (qc) =>
+							qc
+								.selectFrom("nodes")
+								.select("uuid")
+								.where("uuid", "=", top.uuid)
+								.unionAll(qc.selectFrom("nodes").innerJoin("subtree", "subtree.uuid", "nodes.parent").select("nodes.uuid")),
+						)
+						.deleteFrom("nodes")
+						.where("uuid", "in", (eb) => eb.selectFrom("subtree").select("subtree.uuid"))
+						.returningAll()
+						.execute();
+					await this.addToAncestors(trx, ds, path, -top.size, this.now());
+					return rows.map(toRecord);
+				});
+			} catch (err) {
+				if (attempt >= 3 || !isForeignKeyViolation(err)) throw err;
+			}
+		}
+	}
+
+	// ---- inside transactions ----
+
+	/** The folder at `path`: NotFoundError when missing, ConflictError when it is a file. */
+	private async folder(trx: Trx, ds: string, path: string): Promise<{ uuid: string }> {
+		const p = await trx.selectFrom("nodes").select(["uuid", "type"]).where("ds", "=", ds).where("path", "=", path).executeTakeFirst();
+		if (!p) throw new NotFoundError(`Folder ${path || ds} does not exist`, "node.notfound");
+		if (p.type !== "COLLECTION") throw new ConflictError(`${path} is a file`, "node.exists");
+		return { uuid: p.uuid };
+	}
+
+	private async lockedByPath(trx: Trx, ds: string, path: string): Promise<NodeRecord> {
+		const row = await trx
+			.selectFrom("nodes")
+			.selectAll()
+			.where("ds", "=", ds)
+			.where("path", "=", path)
+			.$if(this.pg, (q) => q.forUpdate())
+			.executeTakeFirst();
+		if (!row) throw new NotFoundError(`${path || ds} not found`, "node.notfound");
+		return toRecord(row);
+	}
+
+	private async lockedByUuid(trx: Trx, uuid: string): Promise<NodeRecord> {
+		const row = await trx
+			.selectFrom("nodes")
+			.selectAll()
+			.where("uuid", "=", uuid)
+			.$if(this.pg, (q) => q.forUpdate())
+			.executeTakeFirst();
+		if (!row) throw new NotFoundError("Node not found", "node.notfound");
+		return toRecord(row);
+	}
+
+	/** PostgreSQL: locks the folders above `paths` (and above `paths2` in `ds2`), root first. */
+	private async lockAncestors(trx: Trx, ds: string, paths: string[], ds2?: string, paths2?: string[]): Promise<void> {
+		if (!this.pg) return;
+		const keys = new Set<string>();
+		const wanted: { ds: string; path: string }[] = [];
+		const add = (d: string, p: string) => {
+			for (const a of ancestors(p)) if (!keys.has(`${d}\u0000${a}`)) keys.add(`${d}\u0000${a}`), wanted.push({ ds: d, path: a });
+		};
+		for (const p of paths) add(ds, p);
+		if (ds2 !== undefined) for (const p of paths2 ?? []) add(ds2, p);
+		if (!wanted.length) return;
+		await trx
+			.selectFrom("nodes")
+			.select("uuid")
+			.where((eb) => eb.or(wanted.map((w) => eb.and([eb("ds", "=", w.ds), eb("path", "=", w.path)]))))
+			.orderBy("ds")
+			.orderBy("path")
+			.forUpdate()
+			.execute();
+	}
+
+	private async addToAncestors(trx: Trx, ds: string, path: string, delta: number, mtime: number): Promise<void> {
+		const paths = ancestors(path);
+		if (!paths.length) return;
+		await trx
+			.updateTable("nodes")
+			.set((eb) => ({ size: eb("size", "+", delta), mtime }))
+			.where("ds", "=", ds)
+			.where("path", "in", paths)
+			.execute();
+	}
+}

@@ -1,0 +1,298 @@
+// The tables as Kysely sees them: one interface per table, column names as they are in SQL (snake_case), so a
+// query reads the same in TypeScript as in `psql` or `sqlite3`. The migrations in ./migrations create exactly
+// these; a change here without a new migration is a type lie, and the behaviour suites catch it on both backends.
+//
+// Conventions shared by both dialects, so that a row reads back the same whichever backend holds it:
+// - ids are text (uuids, or names for named things); times are integers (unix seconds, or ms where named so);
+// - flags are 0/1 integers (better-sqlite3 cannot bind booleans, and pg would hand back real booleans);
+// - structured values (attributes, policies, meta...) are JSON text, parsed by the repositories: nothing queries
+//   inside them, and text comes back identical from both drivers where jsonb would not.
+
+/** A 0/1 integer column. */
+export type Flag = 0 | 1;
+
+export interface UsersTable {
+	uuid: string;
+	/** Null for groups. */
+	login: string | null;
+	group_path: string;
+	is_group: Flag;
+	/** Null for users. */
+	group_label: string | null;
+	/** JSON object of strings. */
+	attributes: string;
+	password_hash: string | null;
+	/** JSON array of role uuids given explicitly. */
+	roles: string;
+	/** JSON array of resource policies. */
+	policies: string;
+	last_connected: number | null;
+	created_at: number | null;
+}
+
+export interface RolesTable {
+	uuid: string;
+	label: string;
+	is_team: Flag;
+	group_role: Flag;
+	user_role: Flag;
+	/** JSON array of profiles. */
+	auto_applies: string;
+	force_override: Flag;
+	policies: string;
+	policies_context_editable: Flag;
+	last_updated: number;
+}
+
+export interface WorkspacesTable {
+	uuid: string;
+	slug: string;
+	label: string;
+	description: string;
+	scope: string;
+	last_updated: number;
+	policies: string;
+	policies_context_editable: Flag;
+	/** JSON object text, as Cells carries it. */
+	attributes: string;
+}
+
+export interface AclsTable {
+	id: string;
+	/** Empty strings, never null: the unique key (role, workspace, node, action) must compare them. */
+	role_id: string;
+	workspace_id: string;
+	node_id: string;
+	action_name: string;
+	action_value: string;
+	/** Microseconds at creation, for a stable listing order. */
+	created: number;
+}
+
+export interface PolicyGroupsTable {
+	uuid: string;
+	name: string;
+	description: string;
+	owner_uuid: string | null;
+	resource_group: string;
+	last_updated: number;
+	/** JSON array of policies. */
+	policies: string;
+}
+
+export interface IpListsTable {
+	name: string;
+	/** JSON array of addresses and networks. */
+	ips: string;
+}
+
+export interface IpStatesTable {
+	ip: string;
+	/** Unix seconds, 0 when never banned. */
+	ban_expire: number;
+	/** JSON array of failure times (ms). */
+	failures: string;
+	/** JSON array of the last attempts. */
+	history: string;
+}
+
+export interface SessionsTable {
+	id: string;
+	user_uuid: string;
+	login: string;
+	ip: string | null;
+	user_agent: string | null;
+	refresh_hash: string;
+	/** JSON array of rotated-away hashes. */
+	used_hashes: string;
+	refresh_expires_at: number;
+	created_at: number;
+	updated_at: number;
+}
+
+export interface TokensTable {
+	id: string;
+	token_hash: string;
+	kind: string;
+	type: string;
+	label: string;
+	user_uuid: string;
+	user_login: string;
+	scopes: string;
+	auto_refresh_window: number;
+	expires_at: number;
+	max_expires_at: number | null;
+	created_at: number;
+	created_by: string;
+	updated_at: number;
+	impersonated_by: string | null;
+}
+
+export interface ResetKeysTable {
+	id: string;
+	key_hash: string;
+	user_uuid: string;
+	login: string;
+	email: string;
+	expires_at: number;
+	created_at: number;
+	seq: number | null;
+}
+
+export interface SelectionsTable {
+	uuid: string;
+	owner: string;
+	paths: string;
+	action: string | null;
+	expires: number;
+}
+
+export interface DatasourcesTable {
+	name: string;
+	/** The whole object.DataSource as JSON. */
+	config: string;
+}
+
+export interface VirtualNodesTable {
+	uuid: string;
+	path: string;
+	meta: string;
+	mtime: number | null;
+}
+
+export interface EncryptionKeysTable {
+	id: string;
+	label: string;
+	owner: string;
+	creation_date: number;
+	sealed: string;
+	info: string;
+}
+
+export interface NodesTable {
+	uuid: string;
+	ds: string;
+	/** Uuid of the folder holding it; null for a datasource root. */
+	parent: string | null;
+	name: string;
+	/** Datasource-relative, "" for the root. */
+	path: string;
+	type: "LEAF" | "COLLECTION";
+	size: number;
+	mtime: number;
+	etag: string | null;
+	mode: number | null;
+	/** Where the content lives in the datasource's store. */
+	key: string | null;
+	/** JSON object: metadata namespace -> JSON-encoded value (node metadata lives here, as in the index today). */
+	meta: string;
+}
+
+export interface VersioningPoliciesTable {
+	uuid: string;
+	/** The whole tree.VersioningPolicy as JSON. */
+	policy: string;
+}
+
+export interface VersionsTable {
+	id: string;
+	node_uuid: string;
+	ds: string;
+	path: string;
+	size: number;
+	etag: string;
+	mtime: number;
+	owner: string;
+	created_at: number;
+	vds: string;
+	key: string;
+	policy: string;
+	deleted_at: number | null;
+}
+
+export interface JobsTable {
+	id: string;
+	name: string;
+	label: string;
+	owner: string;
+	owner_uuid: string;
+	params: string;
+	/** JSON snapshot of the user the job runs for. */
+	user: string;
+	inactive: Flag;
+	created_at: number;
+	modified_at: number;
+}
+
+export interface TasksTable {
+	id: string;
+	job_id: string;
+	owner: string;
+	/** Cells' task status names: Queued, Running, Finished, Error, Interrupted, Paused... */
+	status: string;
+	status_message: string;
+	trigger_owner: string;
+	start_time: number | null;
+	end_time: number | null;
+	progress: number;
+	has_progress: Flag;
+	can_stop: Flag;
+	can_pause: Flag;
+	/** The node that runs (or ran) it. */
+	node: string;
+	/** Unix ms, for ordering. */
+	created: number;
+}
+
+export interface TaskLogsTable {
+	id: string;
+	job_id: string;
+	task_id: string;
+	owner: string;
+	owner_uuid: string;
+	ts: number;
+	seq: number;
+	level: string;
+	msg: string;
+	operation_uuid: string;
+}
+
+export interface LeasesTable {
+	name: string;
+	holder: string;
+	/** Unix ms, on the database's clock. */
+	expires_at: number;
+}
+
+export interface MarkersTable {
+	/** One-off facts a service records (e.g. which defaults it seeded), by name. */
+	name: string;
+	value: string;
+}
+
+export interface Database {
+	users: UsersTable;
+	roles: RolesTable;
+	workspaces: WorkspacesTable;
+	acls: AclsTable;
+	policy_groups: PolicyGroupsTable;
+	ip_lists: IpListsTable;
+	ip_states: IpStatesTable;
+	sessions: SessionsTable;
+	tokens: TokensTable;
+	reset_keys: ResetKeysTable;
+	selections: SelectionsTable;
+	datasources: DatasourcesTable;
+	virtual_nodes: VirtualNodesTable;
+	encryption_keys: EncryptionKeysTable;
+	nodes: NodesTable;
+	versioning_policies: VersioningPoliciesTable;
+	versions: VersionsTable;
+	jobs: JobsTable;
+	tasks: TasksTable;
+	task_logs: TaskLogsTable;
+	leases: LeasesTable;
+	markers: MarkersTable;
+}
+
+export type TableName = keyof Database;

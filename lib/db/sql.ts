@@ -1,0 +1,56 @@
+// Small SQL helpers the repositories share: the few expressions that differ between the dialects, and the
+// conversions between row values and domain values. Everything dialect-specific in a query goes through here.
+import { sql, type RawBuilder } from "kysely";
+import type { Flag } from "./schema";
+
+export type DialectName = "sqlite" | "postgres";
+
+/**
+ * The database's clock in unix ms. Leases compare times written by different nodes: one clock (the shared
+ * database's) instead of each node's own means clock skew between nodes cannot let two of them hold a lease.
+ */
+export function nowMs(dialect: DialectName): RawBuilder<number> {
+	// clock_timestamp(), not now(): now() is frozen at the start of the transaction.
+	return dialect === "postgres" ? sql<number>`cast(extract(epoch from clock_timestamp()) * 1000 as bigint)` : sql<number>`cast(unixepoch('subsec') * 1000 as integer)`;
+}
+
+/**
+ * The smallest string greater than every string starting with `prefix` (undefined: there is none), so that
+ * "starts with" is the index range `>= prefix and < end` rather than a LIKE, whose escaping, case rules and index
+ * use differ between the dialects. Both compare code points here (SQLite BINARY, PostgreSQL collation "C").
+ */
+export function prefixEnd(prefix: string): string | undefined {
+	const cps = Array.from(prefix);
+	while (cps.length) {
+		const last = (cps.pop() as string).codePointAt(0) as number;
+		if (last < 0x10ffff) {
+			// Surrogate code points cannot be encoded: the next character after U+D7FF is U+E000.
+			const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+			cps.push(String.fromCodePoint(next));
+			return cps.join("");
+		}
+	}
+	return undefined;
+}
+
+/** ASCII-only lower case, as SQLite's lower() and PostgreSQL's lower() under collation "C" do it. */
+export function asciiLower(s: string): string {
+	return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
+
+export const flag = (b: boolean | undefined): Flag => (b ? 1 : 0);
+
+/** A JSON column's value; `fallback` when it does not parse (a column is never trusted to be well-formed). */
+export function fromJson<T>(text: string | null | undefined, fallback: T): T {
+	if (text === null || text === undefined || text === "") return fallback;
+	try {
+		return JSON.parse(text) as T;
+	} catch {
+		return fallback;
+	}
+}
+
+/** `null` for absent values: drivers reject `undefined` (better-sqlite3) or treat it inconsistently. */
+export const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+/** Absent instead of null on the way out, as the documents had it. */
+export const orUndefined = <T>(v: T | null): T | undefined => (v === null ? undefined : v);

@@ -1,0 +1,163 @@
+// Users and groups (one table, as Cells' idm.User): field names as the users service already handles them, so a
+// record replaces a UserDoc without renaming. A login is unique among users and a full path among groups, both by
+// unique indexes: `create` of a taken login fails with ConflictError however many nodes try at once.
+import type { Selectable } from "kysely";
+import type { ResourcePolicy } from "../identity/resource-policy";
+import type { Db } from "./index";
+import type { UsersTable } from "./schema";
+import { asciiLower, flag, fromJson, orNull, orUndefined, prefixEnd } from "./sql";
+
+export interface UserRecord {
+	Uuid: string;
+	/** Users only. */
+	Login?: string;
+	GroupPath: string;
+	IsGroup?: boolean;
+	/** Groups only. */
+	GroupLabel?: string;
+	Attributes: Record<string, string>;
+	PasswordHash?: string;
+	Roles: string[];
+	Policies: ResourcePolicy[];
+	LastConnected?: number;
+	CreatedAt?: number;
+}
+
+export interface UserSearch {
+	/** Logins starting with this, ignoring ASCII case. */
+	loginPrefix?: string;
+	/** Members of this group path ("/" is the root). */
+	groupPath?: string;
+	/** With `groupPath`: members of its sub-groups too. */
+	recursive?: boolean;
+	kind?: "user" | "group";
+	offset?: number;
+	limit?: number;
+}
+
+type Row = Selectable<UsersTable>;
+
+function toRecord(r: Row): UserRecord {
+	const u: UserRecord = {
+		Uuid: r.uuid,
+		GroupPath: r.group_path,
+		Attributes: fromJson<Record<string, string>>(r.attributes, {}),
+		Roles: fromJson<string[]>(r.roles, []),
+		Policies: fromJson<ResourcePolicy[]>(r.policies, []),
+	};
+	if (r.is_group) {
+		u.IsGroup = true;
+		u.GroupLabel = orUndefined(r.group_label);
+	} else u.Login = orUndefined(r.login);
+	if (r.password_hash !== null) u.PasswordHash = r.password_hash;
+	if (r.last_connected !== null) u.LastConnected = r.last_connected;
+	if (r.created_at !== null) u.CreatedAt = r.created_at;
+	return u;
+}
+
+function toRow(u: UserRecord): Row {
+	return {
+		uuid: u.Uuid,
+		login: u.IsGroup ? null : orNull(u.Login),
+		group_path: u.GroupPath,
+		is_group: flag(u.IsGroup),
+		group_label: u.IsGroup ? orNull(u.GroupLabel) : null,
+		attributes: JSON.stringify(u.Attributes ?? {}),
+		password_hash: orNull(u.PasswordHash),
+		roles: JSON.stringify(u.Roles ?? []),
+		policies: JSON.stringify(u.Policies ?? []),
+		last_connected: orNull(u.LastConnected),
+		created_at: orNull(u.CreatedAt),
+	};
+}
+
+export class UsersRepo {
+	constructor(private readonly db: Db) {}
+
+	/** Adds a user or group; ConflictError when its login (or group path, or uuid) is taken. */
+	async create(u: UserRecord): Promise<UserRecord> {
+		const row = await this.db.kysely.insertInto("users").values(toRow(u)).returningAll().executeTakeFirstOrThrow();
+		return toRecord(row);
+	}
+
+	async byUuid(uuid: string): Promise<UserRecord | null> {
+		const row = await this.db.kysely.selectFrom("users").selectAll().where("uuid", "=", uuid).executeTakeFirst();
+		return row ? toRecord(row) : null;
+	}
+
+	/** A user (never a group) by its exact login. */
+	async byLogin(login: string): Promise<UserRecord | null> {
+		const row = await this.db.kysely.selectFrom("users").selectAll().where("login", "=", login).executeTakeFirst();
+		return row ? toRecord(row) : null;
+	}
+
+	/** A group by its full path (`/sales/emea`). */
+	async groupByPath(fullPath: string): Promise<UserRecord | null> {
+		const i = fullPath.lastIndexOf("/");
+		if (i < 0 || fullPath === "/") return null;
+		const parent = i === 0 ? "/" : fullPath.slice(0, i);
+		const row = await this.db.kysely.selectFrom("users").selectAll().where("group_path", "=", parent).where("group_label", "=", fullPath.slice(i + 1)).executeTakeFirst();
+		return row ? toRecord(row) : null;
+	}
+
+	/**
+	 * Writes every field of `u` over the stored record of the same uuid; the updated record, or null when there is
+	 * none. A login or group path changed to a taken one is a ConflictError and leaves the record as it was.
+	 */
+	async update(u: UserRecord): Promise<UserRecord | null> {
+		const { uuid, ...fields } = toRow(u);
+		const row = await this.db.kysely.updateTable("users").set(fields).where("uuid", "=", uuid).returningAll().executeTakeFirst();
+		return row ? toRecord(row) : null;
+	}
+
+	/** Records a successful login without rewriting the rest of the record (a login storm writes only this). */
+	async touchLastConnected(uuid: string, at: number): Promise<boolean> {
+		const r = await this.db.kysely.updateTable("users").set({ last_connected: at }).where("uuid", "=", uuid).executeTakeFirst();
+		return r.numUpdatedRows > 0n;
+	}
+
+	async delete(uuid: string): Promise<boolean> {
+		const r = await this.db.kysely.deleteFrom("users").where("uuid", "=", uuid).executeTakeFirst();
+		return r.numDeletedRows > 0n;
+	}
+
+	/** Groups first, then users, each by name (label or login). */
+	async search(q: UserSearch = {}): Promise<UserRecord[]> {
+		let query = this.filtered(q)
+			.selectAll()
+			.orderBy("is_group", "desc")
+			.orderBy((eb) => eb.fn.coalesce("group_label", "login"))
+			.orderBy("uuid");
+		// SQLite accepts OFFSET only after a LIMIT.
+		if (q.limit !== undefined || q.offset) query = query.limit(q.limit ?? Number.MAX_SAFE_INTEGER);
+		if (q.offset) query = query.offset(q.offset);
+		return (await query.execute()).map(toRecord);
+	}
+
+	async count(q: UserSearch = {}): Promise<number> {
+		const r = await this.filtered(q).select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+		return Number(r.n);
+	}
+
+	private filtered(q: UserSearch) {
+		let query = this.db.kysely.selectFrom("users");
+		if (q.kind) query = query.where("is_group", "=", q.kind === "group" ? 1 : 0);
+		if (q.loginPrefix) {
+			// A range on the lower(login) index: the same on both dialects, unlike LIKE.
+			const from = asciiLower(q.loginPrefix);
+			const to = prefixEnd(from);
+			query = query.where((eb) => eb.fn<string>("lower", ["login"]), ">=", from);
+			if (to !== undefined) query = query.where((eb) => eb.fn<string>("lower", ["login"]), "<", to);
+		}
+		if (q.groupPath !== undefined && q.groupPath !== "") {
+			const base = q.groupPath.length > 1 ? q.groupPath.replace(/\/+$/, "") : "/";
+			if (!q.recursive) query = query.where("group_path", "=", base);
+			else if (base !== "/") {
+				const below = `${base}/`;
+				const end = prefixEnd(below) as string;
+				query = query.where((eb) => eb.or([eb("group_path", "=", base), eb.and([eb("group_path", ">=", below), eb("group_path", "<", end)])]));
+			}
+		}
+		return query;
+	}
+}

@@ -1,0 +1,140 @@
+// The backends a lib/db behaviour suite runs on: SQLite in a temp file, and PostgreSQL on 127.0.0.1:5432 (user
+// postgres, trust auth; TEST_PG_URL overrides) in a database of its own, created for the suite and dropped after.
+// Without a reachable PostgreSQL, the PostgreSQL runs skip with the reason printed, or fail when CI=true (CI must
+// not report green without having run them).
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "pg";
+import { openDatabase, type Db, type OpenOptions } from "../../lib/db";
+
+export interface DbHarness {
+	readonly name: "sqlite" | "postgres";
+	/** The suite's database, migrated. */
+	db: Db;
+	/** Another handle on the same database, as a second node would have (its own pool on PostgreSQL). */
+	second(): Promise<Db>;
+	/** Options that open this database again. */
+	options: OpenOptions;
+}
+
+export interface Backend {
+	name: "sqlite" | "postgres";
+	open(ctx: Mocha.Context): Promise<DbHarness & { cleanup(): Promise<void> }>;
+}
+
+const PG_ADMIN_URL = process.env.TEST_PG_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+
+let pgCheck: Promise<string | undefined> | undefined;
+/** undefined when PostgreSQL answers, else why not. */
+function pgUnavailable(): Promise<string | undefined> {
+	pgCheck ??= (async () => {
+		const c = new Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+		try {
+			await c.connect();
+			await c.query("select 1");
+			return undefined;
+		} catch (err) {
+			return `PostgreSQL at ${PG_ADMIN_URL.replace(/\/\/[^@]*@/, "//")} does not answer (${(err as Error).message || (err as { code?: string }).code})`;
+		} finally {
+			await c.end().catch(() => undefined);
+		}
+	})();
+	return pgCheck;
+}
+
+async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
+	const c = new Client({ connectionString: PG_ADMIN_URL });
+	await c.connect();
+	try {
+		return await fn(c);
+	} finally {
+		await c.end();
+	}
+}
+
+function withDatabase(url: string, name: string): string {
+	const u = new URL(url);
+	u.pathname = `/${name}`;
+	return u.toString();
+}
+
+const sqlite: Backend = {
+	name: "sqlite",
+	async open() {
+		const dir = mkdtempSync(join(tmpdir(), "cellar-sqlite-"));
+		const options: OpenOptions = { dataDir: dir };
+		const db = await openDatabase(options);
+		return {
+			name: "sqlite",
+			db,
+			options,
+			// One process owns an SQLite file: a "second node" is the same handle.
+			second: async () => db,
+			async cleanup() {
+				await db.close();
+				rmSync(dir, { recursive: true, force: true });
+			},
+		};
+	},
+};
+
+const postgres: Backend = {
+	name: "postgres",
+	async open(ctx) {
+		const why = await pgUnavailable();
+		if (why) {
+			if (process.env.CI === "true") throw new Error(`${why}: CI=true requires the PostgreSQL runs (.ci/run starts a local PostgreSQL)`);
+			console.log(`      skipped: ${why}`);
+			ctx.skip();
+		}
+		const name = `cellar_test_${randomBytes(6).toString("hex")}`;
+		await admin((c) => c.query(`create database ${name}`));
+		const options: OpenOptions = { databaseUrl: withDatabase(PG_ADMIN_URL, name), postgres: { poolSize: 10 } };
+		const handles: Db[] = [];
+		try {
+			handles.push(await openDatabase(options));
+		} catch (err) {
+			await admin((c) => c.query(`drop database if exists ${name} with (force)`));
+			throw err;
+		}
+		return {
+			name: "postgres",
+			db: handles[0],
+			options,
+			async second() {
+				const d = await openDatabase(options);
+				handles.push(d);
+				return d;
+			},
+			async cleanup() {
+				for (const d of handles) await d.close().catch(() => undefined);
+				await admin((c) => c.query(`drop database if exists ${name} with (force)`));
+			},
+		};
+	},
+};
+
+export const BACKENDS: Backend[] = [sqlite, postgres];
+
+/**
+ * `describe(<title> on <backend>)` for every backend, with a fresh migrated database per backend: write the
+ * behaviour once, against `h()`.
+ */
+export function onEveryBackend(title: string, body: (h: () => DbHarness) => void): void {
+	for (const backend of BACKENDS) {
+		describe(`${title} on ${backend.name}`, function () {
+			this.timeout(60_000);
+			let harness: (DbHarness & { cleanup(): Promise<void> }) | undefined;
+			before(async function () {
+				harness = await backend.open(this);
+			});
+			after(async () => harness?.cleanup());
+			body(() => {
+				if (!harness) throw new Error("no database: the suite's before() did not run");
+				return harness;
+			});
+		});
+	}
+}

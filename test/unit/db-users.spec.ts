@@ -1,0 +1,125 @@
+// UsersRepo, one behaviour suite on SQLite and PostgreSQL: logins and group paths unique under concurrency, a
+// taken login is a ConflictError, search by login prefix and group path.
+import assert from "node:assert/strict";
+import { ConflictError } from "../../lib/errors";
+import { UsersRepo, type UserRecord } from "../../lib/db";
+import { onEveryBackend } from "../helpers/db";
+
+const user = (login: string, groupPath = "/", extra: Partial<UserRecord> = {}): UserRecord => ({
+	Uuid: `u-${login}-${Math.random().toString(36).slice(2, 8)}`,
+	Login: login,
+	GroupPath: groupPath,
+	Attributes: { displayName: login.toUpperCase() },
+	Roles: [],
+	Policies: [{ Action: "READ", Subject: "*", Effect: "allow" }],
+	...extra,
+});
+const group = (path: string, label: string): UserRecord => ({ Uuid: `g-${path}-${label}`, IsGroup: true, GroupPath: path, GroupLabel: label, Attributes: {}, Roles: [], Policies: [] });
+
+async function conflict(p: Promise<unknown>): Promise<ConflictError> {
+	try {
+		await p;
+	} catch (err) {
+		assert.ok(err instanceof ConflictError, `expected ConflictError, got ${(err as Error)?.constructor?.name}: ${(err as Error)?.message}`);
+		return err;
+	}
+	assert.fail("expected a ConflictError");
+}
+
+onEveryBackend("UsersRepo", (h) => {
+	let users: UsersRepo;
+	before(() => {
+		users = new UsersRepo(h().db);
+	});
+
+	it("creates a user and reads it back by login and by uuid, every field as written", async () => {
+		const u = user("alice", "/", { PasswordHash: "scrypt$abc", LastConnected: 1700000000, CreatedAt: 1690000000, Roles: ["r1", "r2"] });
+		const created = await users.create(u);
+		assert.deepEqual(created, u);
+		assert.deepEqual(await users.byLogin("alice"), u);
+		assert.deepEqual(await users.byUuid(u.Uuid), u);
+		assert.equal(await users.byLogin("Alice"), null, "logins are case-sensitive");
+		assert.equal(await users.byLogin("nobody"), null);
+	});
+
+	it("refuses a taken login with ConflictError (user.exists), and leaves the first user as it was", async () => {
+		const err = await conflict(users.create(user("alice")));
+		assert.equal(err.code, 409);
+		assert.equal(err.type, "user.exists");
+		assert.equal((await users.search({ loginPrefix: "alice" })).length, 1);
+	});
+
+	it("20 concurrent creates of one login: exactly one is created, 19 get ConflictError", async () => {
+		const db2 = await h().second();
+		const repos = [users, new UsersRepo(db2)];
+		const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => repos[i % 2].create(user("racer"))));
+		const ok = results.filter((r) => r.status === "fulfilled");
+		const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+		assert.equal(ok.length, 1);
+		assert.equal(failed.length, 19);
+		for (const f of failed) assert.ok(f.reason instanceof ConflictError, `${(f.reason as Error)?.message}`);
+		assert.equal((await users.search({ loginPrefix: "racer" })).length, 1);
+	});
+
+	it("keeps group full paths unique, users in a group path not constrained", async () => {
+		await users.create(group("/", "sales"));
+		await users.create(group("/sales", "emea"));
+		const err = await conflict(users.create({ ...group("/", "sales"), Uuid: "g-other" }));
+		assert.equal(err.type, "group.exists");
+		await users.create(user("bob", "/sales"));
+		await users.create(user("carol", "/sales"));
+		assert.equal((await users.groupByPath("/sales/emea"))?.GroupLabel, "emea");
+		assert.equal((await users.groupByPath("/sales"))?.IsGroup, true);
+		assert.equal(await users.groupByPath("/nope"), null);
+	});
+
+	it("refuses a row that is neither a user nor a group", async () => {
+		await assert.rejects(users.create({ Uuid: "broken", GroupPath: "/", Attributes: {}, Roles: [], Policies: [] }));
+		assert.equal(await users.byUuid("broken"), null);
+	});
+
+	it("updates a user; renaming it to a taken login is a ConflictError that changes nothing", async () => {
+		const bob = (await users.byLogin("bob")) as UserRecord;
+		const updated = await users.update({ ...bob, Attributes: { displayName: "Robert", email: "bob@example.com" }, Roles: ["team"] });
+		assert.deepEqual(updated?.Attributes, { displayName: "Robert", email: "bob@example.com" });
+		assert.deepEqual((await users.byLogin("bob"))?.Roles, ["team"]);
+		const err = await conflict(users.update({ ...bob, Login: "alice" }));
+		assert.equal(err.type, "user.exists");
+		assert.equal((await users.byUuid(bob.Uuid))?.Login, "bob");
+		const renamed = await users.update({ ...bob, Login: "robert" });
+		assert.equal(renamed?.Login, "robert");
+		assert.equal(await users.byLogin("bob"), null);
+		assert.equal(await users.update({ ...bob, Uuid: "does-not-exist" }), null);
+		assert.equal(await users.touchLastConnected(bob.Uuid, 1234), true);
+		assert.equal((await users.byUuid(bob.Uuid))?.LastConnected, 1234);
+	});
+
+	it("searches by login prefix (ASCII case folded) and by group path, flat or recursive, with counts and pages", async () => {
+		await users.create(user("ALBERT", "/sales/emea"));
+		await users.create(user("alfred", "/support"));
+		const logins = async (q: Parameters<UsersRepo["search"]>[0]) => (await users.search(q)).map((u) => u.Login ?? `[${u.GroupLabel}]`);
+		assert.deepEqual(await logins({ loginPrefix: "al" }), ["ALBERT", "alfred", "alice"]);
+		assert.deepEqual(await logins({ loginPrefix: "ALF" }), ["alfred"]);
+		assert.deepEqual(await logins({ loginPrefix: "zz" }), []);
+		assert.deepEqual(await logins({ groupPath: "/sales" }), ["[emea]", "carol", "robert"]);
+		assert.deepEqual(await logins({ groupPath: "/sales", recursive: true }), ["[emea]", "ALBERT", "carol", "robert"]);
+		assert.deepEqual(await logins({ groupPath: "/sales/", recursive: true, kind: "user" }), ["ALBERT", "carol", "robert"]);
+		// "/salesforce" starts with "/sales" but is not under it.
+		await users.create(user("dave", "/salesforce"));
+		assert.ok(!(await logins({ groupPath: "/sales", recursive: true })).includes("dave"));
+		assert.equal(await users.count({ kind: "group" }), 2);
+		assert.equal(await users.count({ groupPath: "/", recursive: true }), await users.count());
+		const all = await logins({ kind: "user" });
+		assert.deepEqual(await logins({ kind: "user", offset: 2, limit: 2 }), all.slice(2, 4));
+		assert.deepEqual(await logins({ kind: "user", offset: 3 }), all.slice(3));
+	});
+
+	it("deletes", async () => {
+		const u = (await users.byLogin("alfred")) as UserRecord;
+		assert.equal(await users.delete(u.Uuid), true);
+		assert.equal(await users.delete(u.Uuid), false);
+		assert.equal(await users.byLogin("alfred"), null);
+		// The login is free again.
+		await users.create(user("alfred"));
+	});
+});
