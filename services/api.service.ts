@@ -20,7 +20,7 @@ import { IdentityCache } from "../lib/gateway/identity-cache";
 import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/response-cache";
 import { parseSize, readBody, parseJsonBody } from "../lib/gateway/read-json";
 import { IoGateway } from "../lib/io/gateway";
-import { isS3ServiceRequest } from "../lib/io/request";
+import { isS3Request } from "../lib/io/request";
 import { S3Error, errorResponse } from "../lib/io/xml";
 import type { GatewayReadiness } from "../lib/gateway/readiness";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
@@ -229,7 +229,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		/** Answers from the response cache when it can; otherwise hands the request to moleculer-web. */
 		onRequest(this: GatewayThis, req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void) {
 			const url = req.url ?? "";
-			const io = url === "/io" || url.startsWith("/io/") || url.startsWith("/io?") || isS3ServiceRequest(req.method, url, req.headers);
+			const io = isS3Request(req.method, url, req.headers);
 			if (!this.serving) return this.answerStarting(req, res, io);
 			if (io) return void this.io.handle(req, res);
 			if (url.startsWith("/a/")) normaliseRestRequest(req);

@@ -8,9 +8,10 @@ import { pipeline } from "node:stream/promises";
 import { lookup as mimeLookup } from "mime-types";
 import type { Identity } from "../auth/identity";
 import type { ObjectStore } from "../storage/types";
-import { parseS3Request, resolveRange, contentRange, validateKey, MAX_UPLOAD_ID, type S3Request } from "./request";
+import { parseS3Request, BUCKETS, resolveRange, contentRange, validateKey, MAX_UPLOAD_ID, type S3Request } from "./request";
 import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
 import { createBodyDecoder } from "./chunked";
+import { bucketCreationDate, getTaggingXml, notConfigured, objectAclXml, putTagging } from "./buckets";
 import { headersFromRequest, decodeObjectHeaders, type ObjectHeaders } from "./object-meta";
 import { ZipWriter, safeEntryPath } from "../jobs/zip";
 import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../jobs/archive";
@@ -30,6 +31,9 @@ import {
 	deleteResultXml,
 	parseCompleteMultipartUpload,
 	parseDeleteObjects,
+	parseTagging,
+	accessControlPolicyXml,
+	requestPaymentXml,
 	readSmallBody,
 	quoteETag,
 	unquoteETag,
@@ -138,7 +142,30 @@ export class IoGateway {
 		const key = s3.key ?? "";
 		switch (s3.operation) {
 			case "ListBuckets":
-				return this.xml(res, 200, listBucketsXml({ Owner: { ID: user.Uuid, DisplayName: user.Login }, Buckets: [{ Name: BUCKET, CreationDate: 0 }] }));
+				// As Cells: only io (data is the same bucket; listing both would show tools every file twice).
+				return this.xml(res, 200, listBucketsXml({ Owner: { ID: user.Uuid, DisplayName: user.Login }, Buckets: [{ Name: BUCKET, CreationDate: bucketCreationDate() }] }));
+			case "CreateBucket":
+				// rclone creates the bucket before its first upload: it exists, and is the caller's.
+				throw new S3Error("BucketAlreadyOwnedByYou", undefined, { BucketName: s3.bucket ?? BUCKET });
+			case "GetBucketAcl":
+				return this.xml(res, 200, accessControlPolicyXml({ ID: user.Uuid, DisplayName: user.Login }, "FULL_CONTROL"));
+			case "GetBucketPolicy":
+			case "GetBucketCors":
+			case "GetBucketLifecycle":
+			case "GetBucketTagging":
+				throw notConfigured(s3.operation);
+			case "GetBucketRequestPayment":
+				return this.xml(res, 200, requestPaymentXml());
+			case "GetObjectAcl":
+				return this.xml(res, 200, await objectAclXml(this.deps, key, user));
+			case "GetObjectTagging":
+				return this.xml(res, 200, await getTaggingXml(this.deps, key, user));
+			case "PutObjectTagging":
+				await putTagging(this.deps, key, user, parseTagging(await readSmallBody(req.pipe(createBodyDecoder(s3.payload, verified)))));
+				return void res.writeHead(200, { "Content-Length": 0 }).end();
+			case "DeleteObjectTagging":
+				await putTagging(this.deps, key, user, []);
+				return void res.writeHead(204).end();
 			case "HeadBucket":
 				return void res.writeHead(200).end();
 			case "GetBucketLocation":
@@ -181,7 +208,7 @@ export class IoGateway {
 			}
 			case "CopyObject": {
 				const src = s3.copySource;
-				if (!src || src.bucket !== BUCKET) throw new S3Error("NoSuchBucket", "Objects can only be copied inside the io bucket");
+				if (!src || !BUCKETS.includes(src.bucket)) throw new S3Error("NoSuchBucket", "Objects can only be copied inside the io bucket");
 				// COPY (the default) keeps the source's stored headers, REPLACE takes the request's.
 				const headers = s3.metadataDirective === "REPLACE" ? headersFromRequest(req.headers, s3.payload) : undefined;
 				if (src.key === key && !headers && (!src.versionId || src.versionId === "null"))
@@ -202,7 +229,7 @@ export class IoGateway {
 					await store.abortMultipart(s).catch(() => undefined);
 					throw new S3Error("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size for a multipart upload, whose id carries them");
 				}
-				return this.xml(res, 200, initiateMultipartUploadXml({ Bucket: BUCKET, Key: key, UploadId: uploadId }));
+				return this.xml(res, 200, initiateMultipartUploadXml({ Bucket: s3.bucket ?? BUCKET, Key: key, UploadId: uploadId }));
 			}
 			case "UploadPart": {
 				const up = this.upload(s3, user, key);
@@ -216,7 +243,7 @@ export class IoGateway {
 			case "UploadPartCopy": {
 				const up = this.upload(s3, user, key);
 				const src = s3.copySource;
-				if (!src || src.bucket !== BUCKET) throw new S3Error("NoSuchBucket", "Parts can only be copied from the io bucket");
+				if (!src || !BUCKETS.includes(src.bucket)) throw new S3Error("NoSuchBucket", "Parts can only be copied from the io bucket");
 				const from = await this.deps.call<Located>("tree.locate", { Path: src.key, need: "read" }, user);
 				if (!from.node?.Key || from.node.Type !== "LEAF") throw new S3Error("NoSuchKey", `${src.key} does not exist`);
 				// versions: a CopySource with ?versionId= reads that kept version.
@@ -234,7 +261,7 @@ export class IoGateway {
 				const store = await this.deps.store(up.ds);
 				const done = await store.completeMultipart(up.s, parts.map((p) => ({ partNumber: p.PartNumber, etag: p.ETag })));
 				await this.deps.call("tree.commitWrite", { ds: up.ds, path: up.path, uuid: up.uuid, key: up.key, size: done.size, etag: done.md5 ?? unquoteETag(done.etag), headers: up.h }, user);
-				return this.xml(res, 200, completeMultipartUploadXml({ Location: `/${BUCKET}/${key}`, Bucket: BUCKET, Key: key, ETag: done.etag }));
+				return this.xml(res, 200, completeMultipartUploadXml({ Location: `/${s3.bucket ?? BUCKET}/${key}`, Bucket: s3.bucket ?? BUCKET, Key: key, ETag: done.etag }));
 			}
 			case "AbortMultipartUpload": {
 				const up = this.upload(s3, user, key);
@@ -252,7 +279,7 @@ export class IoGateway {
 					res,
 					200,
 					listPartsXml({
-						Bucket: BUCKET,
+						Bucket: s3.bucket ?? BUCKET,
 						Key: key,
 						UploadId: s3.uploadId ?? "",
 						MaxParts: max,
@@ -289,7 +316,7 @@ export class IoGateway {
 				res,
 				200,
 				listObjectsV2Xml({
-					Name: BUCKET,
+					Name: s3.bucket ?? BUCKET,
 					Prefix: p.prefix,
 					Delimiter: p.delimiter,
 					MaxKeys: p.maxKeys,
@@ -307,7 +334,7 @@ export class IoGateway {
 		return this.xml(
 			res,
 			200,
-			listObjectsV1Xml({ Name: BUCKET, Prefix: p.prefix, Marker: p.marker, NextMarker: p.delimiter ? r.NextStartAfter : undefined, Delimiter: p.delimiter, MaxKeys: p.maxKeys, EncodingType: p.encodingType, IsTruncated: r.IsTruncated, Contents: contents, CommonPrefixes: r.CommonPrefixes }),
+			listObjectsV1Xml({ Name: s3.bucket ?? BUCKET, Prefix: p.prefix, Marker: p.marker, NextMarker: p.delimiter ? r.NextStartAfter : undefined, Delimiter: p.delimiter, MaxKeys: p.maxKeys, EncodingType: p.encodingType, IsTruncated: r.IsTruncated, Contents: contents, CommonPrefixes: r.CommonPrefixes }),
 		);
 	}
 

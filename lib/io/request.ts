@@ -9,6 +9,8 @@
 import { S3Error } from "./xml";
 
 export const BUCKET = "io";
+/** Cells serves its gateway under both names: `data` is the same bucket as `io`, answered alike. */
+export const BUCKETS: readonly string[] = [BUCKET, "data"];
 
 export type S3Operation =
 	| "ListBuckets"
@@ -28,7 +30,19 @@ export type S3Operation =
 	| "CompleteMultipartUpload"
 	| "AbortMultipartUpload"
 	| "ListParts"
-	| "ListMultipartUploads";
+	| "ListMultipartUploads"
+	// The bucket as S3 answers for one without ACLs, policy, CORS, lifecycle or tags configured.
+	| "CreateBucket"
+	| "GetBucketAcl"
+	| "GetBucketPolicy"
+	| "GetBucketCors"
+	| "GetBucketLifecycle"
+	| "GetBucketTagging"
+	| "GetBucketRequestPayment"
+	| "GetObjectAcl"
+	| "GetObjectTagging"
+	| "PutObjectTagging"
+	| "DeleteObjectTagging";
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -101,7 +115,7 @@ export interface CopySource {
 export interface S3Request {
 	operation: S3Operation;
 	method: string;
-	/** "io" for everything but ListBuckets. */
+	/** "io" or "data" (the same bucket) for everything but ListBuckets. */
 	bucket?: string;
 	/** Decoded, validated object key (object-level operations). A trailing "/" is kept (folder markers). */
 	key?: string;
@@ -235,7 +249,7 @@ export function parseCopySource(header: string): CopySource {
 	} catch {
 		throw new S3Error("InvalidArgument", "Invalid percent-encoding in x-amz-copy-source");
 	}
-	if (bucket !== BUCKET) throw new S3Error("NoSuchBucket", undefined, { BucketName: bucket });
+	if (!BUCKETS.includes(bucket)) throw new S3Error("NoSuchBucket", undefined, { BucketName: bucket });
 	const key = decodeKey(raw.slice(slash + 1));
 	return versionId ? { bucket, key, versionId } : { bucket, key };
 }
@@ -336,11 +350,21 @@ const RESPONSE_OVERRIDES: Record<string, string> = {
 };
 
 /** Sub-resources we know of but do not serve: NotImplemented rather than a wrong answer. */
-const UNSUPPORTED_OBJECT_SUBRESOURCES = ["acl", "tagging", "torrent", "retention", "legal-hold", "attributes", "restore", "select", "renameObject"];
+const UNSUPPORTED_OBJECT_SUBRESOURCES = ["torrent", "retention", "legal-hold", "attributes", "restore", "select", "renameObject"];
 const UNSUPPORTED_BUCKET_SUBRESOURCES = [
 	"acl", "policy", "policyStatus", "cors", "lifecycle", "versioning", "versions", "tagging", "website", "logging", "notification",
 	"replication", "encryption", "object-lock", "ownershipControls", "publicAccessBlock", "accelerate", "requestPayment",
 	"analytics", "inventory", "metrics", "intelligent-tiering", "session",
+];
+
+/** Bucket configurations read as S3 answers for a bucket that has none set (GET only; setting them stays refused). */
+const BUCKET_GETS: ReadonlyArray<[string, S3Operation]> = [
+	["acl", "GetBucketAcl"],
+	["policy", "GetBucketPolicy"],
+	["cors", "GetBucketCors"],
+	["lifecycle", "GetBucketLifecycle"],
+	["tagging", "GetBucketTagging"],
+	["requestPayment", "GetBucketRequestPayment"],
 ];
 
 function intParam(q: Record<string, string>, name: string, def: number, min: number, cap: number): number {
@@ -411,6 +435,21 @@ export function isS3ServiceRequest(method: string | undefined, url: string, head
 	return (typeof auth === "string" && auth.startsWith("AWS4-HMAC-SHA256 ")) || /[?&]X-Amz-Credential=/i.test(url);
 }
 
+/**
+ * Whether the /io gateway answers a request: the io and data buckets (any credentials: signed, X-Pydio-Bearer,
+ * pydio_jwt), ListBuckets, and any other S3-signed request outside the REST API (/a), which names a bucket that
+ * does not exist and gets S3's NoSuchBucket rather than a JSON 404.
+ */
+export function isS3Request(method: string | undefined, url: string, headers: Headers): boolean {
+	const { path } = splitUrl(url);
+	const first = path.split("/")[1] ?? "";
+	if (first === "a") return false;
+	if (BUCKETS.includes(first)) return true;
+	if (path === "/") return isS3ServiceRequest(method, url, headers);
+	const auth = headers["authorization"];
+	return (typeof auth === "string" && (auth.startsWith("AWS4-HMAC-SHA256 ") || auth.startsWith("AWS "))) || /[?&]X-Amz-Credential=/i.test(url);
+}
+
 export function parseS3Request(method: string, url: string, headers: Headers): S3Request {
 	const m = method.toUpperCase();
 	const { path, query: rawQuery } = splitUrl(url);
@@ -435,7 +474,11 @@ export function parseS3Request(method: string, url: string, headers: Headers): S
 	} catch {
 		throw new S3Error("InvalidArgument", "Invalid percent-encoding in the bucket name");
 	}
-	if (bucket !== BUCKET) throw new S3Error("NoSuchBucket", undefined, { BucketName: bucket });
+	if (!BUCKETS.includes(bucket)) {
+		// S3 refuses to make a bucket one may not make; every other call names a bucket that does not exist.
+		if (m === "PUT" && rawKey === "" && !rawQuery) throw new S3Error("AccessDenied", `Buckets cannot be created here: the only one is ${BUCKET} (also reachable as data)`, { BucketName: bucket });
+		throw new S3Error("NoSuchBucket", undefined, { BucketName: bucket });
+	}
 
 	if (rawKey === "") {
 		// Bucket level
@@ -452,6 +495,7 @@ export function parseS3Request(method: string, url: string, headers: Headers): S
 				return r;
 			}
 			if (has("location")) return req("GetBucketLocation");
+			for (const [s, op] of BUCKET_GETS) if (has(s)) return req(op);
 			for (const s of UNSUPPORTED_BUCKET_SUBRESOURCES) if (has(s)) throw new S3Error("NotImplemented", `Bucket sub-resource '${s}' is not supported`);
 			const lt = query["list-type"];
 			if (lt !== undefined && lt !== "2" && lt !== "1") throw new S3Error("InvalidArgument", "Invalid list-type", { ArgumentName: "list-type", ArgumentValue: lt });
@@ -468,6 +512,7 @@ export function parseS3Request(method: string, url: string, headers: Headers): S
 		if (m === "PUT" || m === "DELETE" || m === "POST") {
 			for (const s of UNSUPPORTED_BUCKET_SUBRESOURCES) if (has(s)) throw new S3Error("NotImplemented", `Bucket sub-resource '${s}' is not supported`);
 		}
+		if (m === "PUT" && !Object.keys(query).some((n) => n !== "x-id")) return req("CreateBucket");
 		throw new S3Error("MethodNotAllowed");
 	}
 
@@ -479,6 +524,16 @@ export function parseS3Request(method: string, url: string, headers: Headers): S
 		return r;
 	};
 	for (const s of UNSUPPORTED_OBJECT_SUBRESOURCES) if (has(s)) throw new S3Error("NotImplemented", `Object sub-resource '${s}' is not supported`);
+	if (has("tagging")) {
+		if (m === "GET") return req("GetObjectTagging");
+		if (m === "DELETE") return req("DeleteObjectTagging");
+		if (m === "PUT") return { ...req("PutObjectTagging"), payload: payloadInfo(headers) };
+		throw new S3Error("MethodNotAllowed");
+	}
+	if (has("acl")) {
+		if (m === "GET") return req("GetObjectAcl");
+		throw new S3Error("NotImplemented", "Object ACLs cannot be changed: rights come from workspaces and their ACLs");
+	}
 
 	switch (m) {
 		case "GET":

@@ -13,6 +13,7 @@ export const S3_ERROR_STATUS = {
 	AuthorizationHeaderMalformed: 400,
 	AuthorizationQueryParametersError: 400,
 	BadDigest: 400,
+	BucketAlreadyOwnedByYou: 409,
 	EntityTooLarge: 400,
 	EntityTooSmall: 400,
 	IncompleteBody: 400,
@@ -23,12 +24,17 @@ export const S3_ERROR_STATUS = {
 	InvalidPartOrder: 400,
 	InvalidRange: 416,
 	InvalidRequest: 400,
+	InvalidTag: 400,
 	KeyTooLongError: 400,
 	MalformedXML: 400,
 	MetadataTooLarge: 400,
 	MethodNotAllowed: 405,
 	MissingContentLength: 411,
 	NoSuchBucket: 404,
+	NoSuchBucketPolicy: 404,
+	NoSuchCORSConfiguration: 404,
+	NoSuchLifecycleConfiguration: 404,
+	NoSuchTagSet: 404,
 	NoSuchKey: 404,
 	NoSuchUpload: 404,
 	NotImplemented: 501,
@@ -45,6 +51,7 @@ export type S3ErrorCode = keyof typeof S3_ERROR_STATUS;
 
 const DEFAULT_MESSAGES: Partial<Record<S3ErrorCode, string>> = {
 	AccessDenied: "Access Denied",
+	BucketAlreadyOwnedByYou: "Your previous request to create the named bucket succeeded and you already own it.",
 	EntityTooLarge: "Your proposed upload exceeds the maximum allowed object size.",
 	IncompleteBody: "You did not provide the number of bytes specified by the Content-Length HTTP header.",
 	InternalError: "We encountered an internal error, please try again.",
@@ -55,6 +62,10 @@ const DEFAULT_MESSAGES: Partial<Record<S3ErrorCode, string>> = {
 	MetadataTooLarge: "Your metadata headers exceed the maximum allowed metadata size.",
 	MethodNotAllowed: "The specified method is not allowed against this resource.",
 	NoSuchBucket: "The specified bucket does not exist",
+	NoSuchBucketPolicy: "The bucket policy does not exist",
+	NoSuchCORSConfiguration: "The CORS configuration does not exist",
+	NoSuchLifecycleConfiguration: "The lifecycle configuration does not exist",
+	NoSuchTagSet: "The TagSet does not exist",
 	NoSuchKey: "The specified key does not exist.",
 	NoSuchUpload: "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",
 	NotImplemented: "A header or query you provided implies functionality that is not implemented.",
@@ -378,6 +389,32 @@ export function deleteResultXml(r: {
 	return root("DeleteResult", children);
 }
 
+/**
+ * `<AccessControlPolicy>` with one grant to the owner. Written by hand: the grantee's `xsi:type` attribute (which
+ * s3cmd and the SDKs read) is a prefixed name, which the element writer does not take.
+ */
+export function accessControlPolicyXml(owner: S3Owner, permission: "FULL_CONTROL" | "READ"): string {
+	const who = `<ID>${escapeText(owner.ID)}</ID>${owner.DisplayName === undefined ? "" : `<DisplayName>${escapeText(owner.DisplayName)}</DisplayName>`}`;
+	return (
+		`<?xml version="1.0" encoding="UTF-8"?>\n<AccessControlPolicy xmlns="${S3_NS}"><Owner>${who}</Owner><AccessControlList>` +
+		`<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">${who}</Grantee><Permission>${permission}</Permission></Grant>` +
+		`</AccessControlList></AccessControlPolicy>`
+	);
+}
+
+export interface S3Tag {
+	Key: string;
+	Value: string;
+}
+
+export function taggingXml(tags: S3Tag[]): string {
+	return root("Tagging", [{ name: "TagSet", children: tags.map((t) => ({ name: "Tag", children: [leaf("Key", t.Key), leaf("Value", t.Value)] })) }]);
+}
+
+export function requestPaymentXml(): string {
+	return root("RequestPaymentConfiguration", [leaf("Payer", "BucketOwner")]);
+}
+
 /** Escape text for XML (re-exported for callers writing small documents by hand). */
 export { escapeText as escapeXml, toXml, type XmlElement };
 
@@ -643,3 +680,40 @@ export async function readSmallBody(stream: AsyncIterable<Buffer | string>, maxB
 	return Buffer.concat(parts);
 }
 
+
+/** S3's limits on object tags: 10 per object, keys of 1-128 and values of 0-256 characters, from a small alphabet. */
+const MAX_TAGS = 10;
+const TAG_CHARS = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
+
+/** Checks a tag set as S3 does (InvalidTag): count, lengths, characters, unique keys, no `aws:` keys. */
+export function checkTags(tags: S3Tag[]): S3Tag[] {
+	if (tags.length > MAX_TAGS) throw new S3Error("InvalidTag", `Object tags cannot be greater than ${MAX_TAGS}`);
+	const seen = new Set<string>();
+	for (const t of tags) {
+		const keyLength = [...t.Key].length;
+		if (keyLength < 1 || keyLength > 128) throw new S3Error("InvalidTag", "The TagKey you have provided is invalid");
+		if ([...t.Value].length > 256) throw new S3Error("InvalidTag", "The TagValue you have provided is invalid");
+		if (!TAG_CHARS.test(t.Key) || !TAG_CHARS.test(t.Value)) throw new S3Error("InvalidTag", "The TagKey or TagValue you have provided contains characters S3 does not allow in tags");
+		if (t.Key.toLowerCase().startsWith("aws:")) throw new S3Error("InvalidTag", "Your TagKey cannot be prefixed with aws:");
+		if (seen.has(t.Key)) throw new S3Error("InvalidTag", "Cannot provide multiple Tags with the same key");
+		seen.add(t.Key);
+	}
+	return tags;
+}
+
+/** `<Tagging><TagSet><Tag><Key/><Value/></Tag>…</TagSet></Tagging>` (PutObjectTagging), checked by checkTags. */
+export function parseTagging(body: Buffer | string): S3Tag[] {
+	const doc = parseXml(body, 64 * 1024);
+	if (doc.name !== "Tagging") throw malformed(`unexpected root <${doc.name}>`);
+	const sets = doc.children.filter((c) => c.name === "TagSet");
+	if (sets.length !== 1) throw malformed("one TagSet expected");
+	const tags: S3Tag[] = [];
+	for (const t of sets[0].children) {
+		if (t.name !== "Tag") continue;
+		const keys = t.children.filter((c) => c.name === "Key");
+		const values = t.children.filter((c) => c.name === "Value");
+		if (keys.length !== 1 || values.length > 1) throw malformed("a Tag needs one Key and at most one Value");
+		tags.push({ Key: keys[0].text, Value: values[0]?.text ?? "" });
+	}
+	return checkTags(tags);
+}

@@ -8,7 +8,13 @@ import { BadRequestError, ForbiddenError } from "../errors";
  */
 export const S3_HEADERS = "s3_headers";
 
-const RESERVED = new Set(["name", "recycle_restore", "node_readonly", "level_readonly", "ChildrenCount", "ChildrenFiles", "ChildrenFolders", "RecursiveCount", "repository_id", "repository_display", "content_lock", "mime", S3_HEADERS]);
+/**
+ * A file's S3 tags (PutObjectTagging), a JSON object of key to value: the node's, like Cells metadata (kept when
+ * new content is written), set and checked through /io only.
+ */
+export const S3_TAGS = "s3_tags";
+
+const RESERVED = new Set(["name", "recycle_restore", "node_readonly", "level_readonly", "ChildrenCount", "ChildrenFiles", "ChildrenFolders", "RecursiveCount", "repository_id", "repository_display", "content_lock", "mime", S3_HEADERS, S3_TAGS]);
 const MAX_VALUE_BYTES = 64 * 1024;
 
 export function checkNamespace(ns: string): string {

@@ -235,6 +235,8 @@ class FakeGateway {
 				return xml(listPartsXml({ Bucket: "io", Key: r.key!, UploadId: r.uploadId!, MaxParts: r.listParts!.maxParts, IsTruncated: false, Parts: [{ PartNumber: 1, ETag: "p1", Size: 5, LastModified: Date.UTC(2024, 0, 1) }] }));
 			case "ListMultipartUploads":
 				return xml(listMultipartUploadsXml({ Bucket: "io", MaxUploads: r.listUploads!.maxUploads, IsTruncated: false, Uploads: [{ Key: "a/b.bin", UploadId: "upload-1", Initiated: Date.UTC(2024, 0, 1) }] }));
+			default:
+				throw new S3Error("NotImplemented");
 		}
 	}
 }
@@ -848,9 +850,9 @@ describe("io protocol: request classification", function () {
 		expectS3Error(() => parseS3Request("PUT", "/io/k", { "x-amz-content-sha256": "garbage" }), "InvalidArgument");
 		expectS3Error(() => parseS3Request("PUT", "/io/k", { "x-amz-content-sha256": "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD" }), "NotImplemented");
 		expectS3Error(() => parseS3Request("GET", "/io/k?response-content-type=a%0D%0AX-Evil:%201", H), "InvalidArgument");
-		expectS3Error(() => parseS3Request("PUT", "/io/k?tagging", H), "NotImplemented");
+		expectS3Error(() => parseS3Request("PUT", "/io/k?acl", H), "NotImplemented");
 		expectS3Error(() => parseS3Request("GET", "/io/?versioning", H), "NotImplemented");
-		expectS3Error(() => parseS3Request("PUT", "/io", H), "MethodNotAllowed");
+		expectS3Error(() => parseS3Request("DELETE", "/io", H), "MethodNotAllowed");
 		expectS3Error(() => parseS3Request("POST", "/", H), "MethodNotAllowed");
 		expectS3Error(() => parseS3Request("PATCH", "/io/k", H), "MethodNotAllowed");
 		// a folder marker keeps its trailing slash
