@@ -36,7 +36,7 @@ export function isRetryable(err: unknown): boolean {
 	return c === "40P01" || c === "40001";
 }
 
-interface Taken {
+export interface Taken {
 	/** PostgreSQL constraint name. */
 	pg: string;
 	/** What SQLite says after "UNIQUE constraint failed: ". */
@@ -47,7 +47,7 @@ interface Taken {
 
 // The unique keys clients can run into, named for them. Both spellings of each: PostgreSQL reports the index name,
 // SQLite the columns.
-const TAKEN: Taken[] = [
+export const UNIQUE_KEYS: readonly Readonly<Taken>[] = [
 	{ pg: "users_login_key", sqlite: "users.login", message: "This login is already taken", type: "user.exists" },
 	{ pg: "users_group_key", sqlite: "users.group_path, users.group_label", message: "A group with this path already exists", type: "group.exists" },
 	{ pg: "users_pkey", sqlite: "users.uuid", message: "A user or group with this uuid already exists", type: "user.exists" },
@@ -73,7 +73,7 @@ function conflictFor(err: unknown): ConflictError {
 	const e = err as DriverError;
 	const message = typeof e.message === "string" ? e.message : "";
 	const sqliteKey = message.startsWith(SQLITE_PREFIX) ? message.slice(SQLITE_PREFIX.length) : undefined;
-	const known = TAKEN.find((t) => t.pg === e.constraint || t.sqlite === sqliteKey);
+	const known = UNIQUE_KEYS.find((t) => t.pg === e.constraint || t.sqlite === sqliteKey);
 	if (known) return new ConflictError(known.message, known.type);
 	const table = typeof e.table === "string" ? e.table : sqliteKey?.split(".")[0];
 	return new ConflictError(table ? `This entry already exists (${table})` : "This entry already exists");

@@ -17,6 +17,8 @@ export interface DbHarness {
 	second(): Promise<Db>;
 	/** Options that open this database again. */
 	options: OpenOptions;
+	/** Options of another database, empty (not migrated), dropped with the suite's. */
+	fresh(): Promise<OpenOptions>;
 }
 
 export interface Backend {
@@ -66,12 +68,14 @@ const sqlite: Backend = {
 		const dir = mkdtempSync(join(tmpdir(), "cellar-sqlite-"));
 		const options: OpenOptions = { dataDir: dir };
 		const db = await openDatabase(options);
+		let n = 0;
 		return {
 			name: "sqlite",
 			db,
 			options,
 			// One process owns an SQLite file: a "second node" is the same handle.
 			second: async () => db,
+			fresh: async () => ({ dataDir: join(dir, `fresh-${++n}`) }),
 			async cleanup() {
 				await db.close();
 				rmSync(dir, { recursive: true, force: true });
@@ -93,6 +97,7 @@ const postgres: Backend = {
 		await admin((c) => c.query(`create database ${name}`));
 		const options: OpenOptions = { databaseUrl: withDatabase(PG_ADMIN_URL, name), postgres: { poolSize: 10 } };
 		const handles: Db[] = [];
+		const databases = [name];
 		try {
 			handles.push(await openDatabase(options));
 		} catch (err) {
@@ -108,9 +113,15 @@ const postgres: Backend = {
 				handles.push(d);
 				return d;
 			},
+			async fresh() {
+				const other = `${name}_${databases.length}`;
+				await admin((c) => c.query(`create database ${other}`));
+				databases.push(other);
+				return { databaseUrl: withDatabase(PG_ADMIN_URL, other), postgres: { poolSize: 4 } };
+			},
 			async cleanup() {
 				for (const d of handles) await d.close().catch(() => undefined);
-				await admin((c) => c.query(`drop database if exists ${name} with (force)`));
+				for (const d of databases) await admin((c) => c.query(`drop database if exists ${d} with (force)`));
 			},
 		};
 	},

@@ -1,0 +1,171 @@
+// Opening a database: SQLite's settings, migrations (once, also when nodes start together), the one error
+// translation on both backends, transactions, and SQLite's durability across a killed process.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "kysely";
+import { ConflictError } from "../../lib/errors";
+import { appliedMigrations, isPostgresUrl, migrate, openDatabase, openOptionsFromEnv, translateError, type Db } from "../../lib/db";
+import { UNIQUE_KEYS } from "../../lib/db/errors";
+import { prefixEnd } from "../../lib/db/sql";
+import { onEveryBackend } from "../helpers/db";
+
+const TABLES = ["acls", "datasources", "encryption_keys", "ip_lists", "ip_states", "jobs", "leases", "markers", "nodes", "policy_groups", "reset_keys", "roles", "selections", "sessions", "task_logs", "tasks", "tokens", "users", "versioning_policies", "versions", "virtual_nodes", "workspaces"];
+
+describe("lib/db error translation", () => {
+	it("turns a unique violation of either backend into ConflictError, named for the key when known", () => {
+		const pg = translateError({ code: "23505", constraint: "users_login_key", table: "users", message: 'duplicate key value violates unique constraint "users_login_key"' });
+		assert.ok(pg instanceof ConflictError);
+		assert.equal(pg.code, 409);
+		assert.equal(pg.type, "user.exists");
+		const lite = translateError({ code: "SQLITE_CONSTRAINT_UNIQUE", message: "UNIQUE constraint failed: workspaces.slug" });
+		assert.ok(lite instanceof ConflictError);
+		assert.equal(lite.type, "workspace.exists");
+		const pk = translateError({ code: "SQLITE_CONSTRAINT_PRIMARYKEY", message: "UNIQUE constraint failed: markers.name" });
+		assert.ok(pk instanceof ConflictError);
+		assert.equal(pk.type, "conflict");
+		assert.match(pk.message, /markers/);
+	});
+
+	it("passes every other error through as it is", () => {
+		for (const e of [new Error("boom"), { code: "23503" }, { code: "SQLITE_CONSTRAINT_FOREIGNKEY" }, { code: "40P01" }, null, "text"]) assert.equal(translateError(e), e);
+	});
+
+	it("computes the end of a prefix range in code points", () => {
+		assert.equal(prefixEnd("/a/"), "/a0");
+		assert.equal(prefixEnd("ab"), "ac");
+		assert.equal(prefixEnd(""), undefined);
+		assert.equal(prefixEnd("a\u{10ffff}"), "b");
+		assert.equal(prefixEnd("\ud7ff"), "\ue000");
+	});
+
+	it("reads the backend from DATABASE_URL", () => {
+		assert.deepEqual(openOptionsFromEnv({ DATA_DIR: "/x" }), { databaseUrl: undefined, dataDir: "/x" });
+		assert.equal(openOptionsFromEnv({ DATABASE_URL: "postgres://h/db" }).databaseUrl, "postgres://h/db");
+		assert.ok(isPostgresUrl("postgresql://u@h:5432/db"));
+		assert.ok(!isPostgresUrl("mysql://h/db"));
+	});
+
+	it("refuses a DATABASE_URL that is not PostgreSQL's", async () => {
+		await assert.rejects(openDatabase({ databaseUrl: "mysql://localhost/cellar" }), /postgres/);
+	});
+});
+
+onEveryBackend("lib/db opening", (h) => {
+	it("creates every table and records the migration once", async () => {
+		const tables = (await h().db.kysely.introspection.getTables()).map((t) => t.name).sort();
+		assert.deepEqual(tables, TABLES);
+		assert.deepEqual(await appliedMigrations(h().db), ["0001-initial"]);
+		assert.deepEqual(await migrate(h().db), [], "nothing left to apply");
+	});
+
+	it("migrates a new database once when several nodes open it at the same time", async () => {
+		const options = await h().fresh();
+		const handles = await Promise.all(Array.from({ length: h().name === "postgres" ? 3 : 1 }, () => openDatabase(options)));
+		try {
+			for (const d of handles) assert.deepEqual(await appliedMigrations(d), ["0001-initial"]);
+		} finally {
+			for (const d of handles) await d.close();
+		}
+	});
+
+	it("names every unique key the translator knows as the backend reports it", async () => {
+		const db = h().db;
+		if (db.dialect === "postgres") {
+			const rows = await sql<{ indexname: string }>`select indexname from pg_indexes where schemaname = 'public'`.execute(db.kysely);
+			const names = new Set(rows.rows.map((r) => r.indexname));
+			for (const k of UNIQUE_KEYS) assert.ok(names.has(k.pg), `index ${k.pg} missing`);
+		} else {
+			const signatures = new Set<string>();
+			for (const table of TABLES) {
+				const list = await sql<{ name: string; unique: number }>`select name, "unique" from pragma_index_list(${table})`.execute(db.kysely);
+				for (const ix of list.rows.filter((r) => r.unique)) {
+					const cols = await sql<{ name: string }>`select name from pragma_index_info(${ix.name}) order by seqno`.execute(db.kysely);
+					signatures.add(cols.rows.map((c) => `${table}.${c.name}`).join(", "));
+				}
+			}
+			for (const k of UNIQUE_KEYS) assert.ok(signatures.has(k.sqlite), `unique key ${k.sqlite} missing`);
+		}
+	});
+
+	it("translates a real duplicate into ConflictError; other constraint errors keep their driver code", async () => {
+		const k = h().db.kysely;
+		const ws = { uuid: "w1", slug: "common", label: "Common", description: "", scope: "ADMIN", last_updated: 0, policies: "[]", policies_context_editable: 0 as const, attributes: "{}" };
+		await k.insertInto("workspaces").values(ws).execute();
+		await assert.rejects(k.insertInto("workspaces").values({ ...ws, uuid: "w2" }).execute(), (err: unknown) => err instanceof ConflictError && err.type === "workspace.exists");
+		await assert.rejects(k.insertInto("workspaces").values(ws).execute(), (err: unknown) => err instanceof ConflictError && err.type === "workspace.exists");
+		const acl = { id: "a1", role_id: "r", workspace_id: "w1", node_id: "", action_name: "read", action_value: "1", created: 1 };
+		await k.insertInto("acls").values(acl).execute();
+		await assert.rejects(k.insertInto("acls").values({ ...acl, id: "a2", action_value: "0" }).execute(), (err: unknown) => err instanceof ConflictError && err.type === "acl.exists");
+		await assert.rejects(
+			sql`insert into workspaces (uuid, slug, label) values ('w3', 'x', 'X')`.execute(k),
+			(err: unknown) => !(err instanceof ConflictError) && ["23502", "SQLITE_CONSTRAINT_NOTNULL"].includes((err as { code?: string }).code ?? ""),
+		);
+	});
+
+	it("runs a transaction whole or not at all, and again when the database aborted it as a deadlock", async () => {
+		const db: Db = h().db;
+		await assert.rejects(
+			db.transaction(async (trx) => {
+				await trx.insertInto("markers").values({ name: "half", value: "1" }).execute();
+				throw new Error("stop");
+			}),
+			/stop/,
+		);
+		assert.equal(await db.kysely.selectFrom("markers").select("name").where("name", "=", "half").executeTakeFirst(), undefined);
+		let runs = 0;
+		const out = await db.transaction(async (trx) => {
+			runs++;
+			await trx.insertInto("markers").values({ name: `try-${runs}`, value: "1" }).execute();
+			if (runs < 3) throw Object.assign(new Error("deadlock detected"), { code: "40P01" });
+			return "done";
+		});
+		assert.equal(out, "done");
+		assert.equal(runs, 3);
+		const names = (await db.kysely.selectFrom("markers").select("name").where("name", "like", "try-%").execute()).map((r) => r.name);
+		assert.deepEqual(names, ["try-3"], "the aborted attempts left nothing");
+	});
+
+	it("SQLite: WAL, synchronous=FULL, foreign keys, busy timeout, in DATA_DIR/cellar.db", async function () {
+		const db = h().db;
+		if (db.dialect !== "sqlite") return this.skip();
+		const one = async (pragma: string) => Object.values((await sql.raw<Record<string, unknown>>(`pragma ${pragma}`).execute(db.kysely)).rows[0] ?? {})[0];
+		assert.equal(await one("journal_mode"), "wal");
+		assert.equal(await one("synchronous"), 2, "FULL");
+		assert.equal(await one("foreign_keys"), 1);
+		assert.equal(await one("busy_timeout"), 5000);
+		assert.ok(db.location.endsWith("cellar.db") && existsSync(db.location));
+	});
+});
+
+describe("lib/db SQLite durability", function () {
+	this.timeout(60_000);
+	it("keeps every acknowledged write when the process is killed (SIGKILL) in the middle of writing", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cellar-crash-"));
+		try {
+			const child = spawn(process.execPath, ["--import", "tsx", join(__dirname, "../helpers/db-crash-writer.ts")], {
+				env: { ...process.env, DATA_DIR: dir, WRITES: "400", KILL_AT: "300" },
+				stdio: ["ignore", "pipe", "inherit"],
+			});
+			let out = "";
+			child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+			const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, sig) => resolve(sig)));
+			assert.equal(signal, "SIGKILL");
+			const acked = out.split("\n").filter(Boolean);
+			assert.ok(acked.length >= 250, `${acked.length} writes acknowledged before the kill`);
+			const db = await openDatabase({ dataDir: dir });
+			try {
+				const stored = new Set((await db.kysely.selectFrom("leases").select("name").execute()).map((r) => r.name));
+				for (const name of acked) assert.ok(stored.has(name), `${name} was acknowledged but is lost`);
+				const check = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db.kysely);
+				assert.equal(check.rows[0]?.integrity_check, "ok");
+			} finally {
+				await db.close();
+			}
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+});
