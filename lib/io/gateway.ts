@@ -11,6 +11,7 @@ import type { ObjectStore } from "../storage/types";
 import { parseS3Request, BUCKETS, resolveRange, contentRange, validateKey, MAX_UPLOAD_ID, type S3Request } from "./request";
 import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
 import { createBodyDecoder } from "./chunked";
+import { readAhead } from "./read-ahead";
 import { bucketCreationDate, getTaggingXml, notConfigured, objectAclXml, putTagging } from "./buckets";
 import { headersFromRequest, decodeObjectHeaders, type ObjectHeaders } from "./object-meta";
 import { ZipWriter, safeEntryPath } from "../jobs/zip";
@@ -74,6 +75,8 @@ interface Upload extends Prepared {
 }
 
 const BUCKET = "io";
+/** Bytes of an archive entry read (and, for a smaller entry, checked whole) before its answer starts. */
+const ARCHIVE_READ_AHEAD = 1 << 20;
 
 /** An archive entry's path as extraction would write it, or null for one that is refused. */
 function safeEntryPathOrNull(name: string): string | null {
@@ -384,7 +387,13 @@ export class IoGateway {
 				const headers = { "Content-Type": mimeLookup(key) || "application/octet-stream", "Content-Length": e.size, "Last-Modified": new Date(a.MTime * 1000).toUTCString() };
 				if (s3.operation === "HeadObject") return void res.writeHead(200, headers).end();
 				const body = await e.open();
+				// A corrupt entry (more or other bytes than its header says) found in the part read ahead is an error
+				// answer; past it, the reader holds back the last bytes (lib/jobs/zip), so a cut answer is always
+				// shorter than its Content-Length and the client knows.
+				const { head, ended } = await readAhead(body, ARCHIVE_READ_AHEAD);
 				res.writeHead(200, headers);
+				if (ended) return void res.end(Buffer.concat(head));
+				for (const chunk of head) res.write(chunk);
 				return void (await pipeline(body, res));
 			}
 		}

@@ -526,23 +526,31 @@ export async function openZip(src: RandomAccess, limits: { maxEntries?: number }
 	};
 }
 
-/** Checks the CRC and the size of an entry's content as it flows. */
+/**
+ * Checks the CRC and the size of an entry's content as it flows, and stops the inflater at the declared size.
+ * The latest chunk is held back until the end is checked: a reader only ever gets all the declared bytes of an
+ * intact entry, so one that was announced the size (an HTTP answer's Content-Length) sees any failure as a short
+ * body instead of a complete-looking wrong one.
+ */
 class EntryCheck extends Transform {
 	private crc = 0;
 	private n = 0;
+	private held: Buffer | undefined;
 	constructor(private readonly entry: ZipEntry) {
 		super();
 	}
 	_transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
 		this.n += chunk.length;
-		if (this.n > this.entry.size) return cb(new ZipFormatError(`${this.entry.name}: more data than its declared size`));
+		if (this.n > this.entry.size) return cb(new ZipFormatError(`${this.entry.name}: more data than its declared size of ${this.entry.size} bytes, the archive is corrupt`));
 		this.crc = crc32(chunk, this.crc);
-		cb(null, chunk);
+		const previous = this.held;
+		this.held = chunk;
+		cb(null, previous);
 	}
 	_flush(cb: TransformCallback): void {
 		if (this.n !== this.entry.size) return cb(new ZipFormatError(`${this.entry.name}: truncated content`));
 		if (this.crc >>> 0 !== this.entry.crc) return cb(new ZipFormatError(`${this.entry.name}: CRC mismatch, the archive is corrupt`));
-		cb();
+		cb(null, this.held);
 	}
 }
 
