@@ -296,14 +296,23 @@ const UsersService: ServiceSchema = {
 			const u: UserDoc | undefined = (await this.all()).find((x: UserDoc) => x.Uuid === body.Uuid && !x.IsGroup);
 			if (!u) throw new NotFoundError(`User ${body.Login} not found`, "user.notfound");
 			if (!hasPolicy(u.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to edit this user");
-			const wanted = (body.Roles ?? []).map((r) => r.Uuid).filter((x): x is string => !!x);
+			const wanted = [...new Set((body.Roles ?? []).map((r) => r.Uuid).filter((x): x is string => !!x))];
 			const roles: Role[] = await ctx.call("roles.getMany", { uuids: wanted });
-			if (roles.length !== new Set(wanted).size) throw new BadRequestError("Unknown role in Roles");
+			if (roles.length !== wanted.length) throw new BadRequestError("Unknown role in Roles");
+			// Clients send back the roles the user was shown: the root, group, profile and personal roles it already
+			// has are no change. Anyone else's personal or group role is not assignable: 403, as Cells answers,
+			// rather than an answer that looks like success and dropped it.
+			const held = new Set(await this.roleOrder(u));
+			for (const r of roles) {
+				if (held.has(r.Uuid)) continue;
+				if (r.UserRole) throw new ForbiddenError(`Role ${r.Label} is the personal role of another user: it cannot be assigned`, "role.not.assignable");
+				if (r.GroupRole || r.Uuid === "ROOT_GROUP") throw new ForbiddenError(`Role ${r.Label} is the role of a group: users get it by being in that group`, "role.not.assignable");
+			}
 			const auto: string[] = await ctx.call("roles.autoApplied", { profile: profileOf(u) });
 			const assigned = roles.filter((r: Role) => !r.UserRole && !r.GroupRole && r.Uuid !== "ROOT_GROUP" && !auto.includes(r.Uuid)).map((r) => r.Uuid);
 			const changed = [...assigned.filter((r: string) => !u.Roles.includes(r)), ...u.Roles.filter((r: string) => !assigned.includes(r))];
 			const changedRoles: Role[] = await ctx.call("roles.getMany", { uuids: changed });
-			for (const r of changedRoles) if (!hasPolicy(r.Policies, caller, "WRITE")) throw new ForbiddenError(`You are not allowed to assign role ${r.Label}`);
+			for (const r of changedRoles) if (!hasPolicy(r.Policies, caller, "WRITE")) throw new ForbiddenError(`You are not allowed to assign role ${r.Label}`, "role.not.assignable");
 			return this.save(ctx, { ...u, Roles: [...new Set(assigned)] });
 		},
 		async removeUserOrGroup(ctx: Context<unknown, Meta>, caller: Identity, login: string) {
