@@ -17,6 +17,7 @@ import { toRestError, ForbiddenError, UnauthorizedError, NotFoundError, ServiceU
 import { subjectsOf, type Identity, type Meta } from "../lib/auth/identity";
 import { AccessControl, type AccessSnapshot } from "../lib/gateway/access";
 import { IdentityCache } from "../lib/gateway/identity-cache";
+import { isScoped, scopedRouteAllowed } from "../lib/gateway/scoped-tokens";
 import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/response-cache";
 import { parseSize, readBody, parseJsonBody } from "../lib/gateway/read-json";
 import { IoGateway } from "../lib/io/gateway";
@@ -42,6 +43,7 @@ type Req = IncomingMessage & {
 };
 interface Alias {
 	method: string;
+	action?: string;
 	path: string;
 	fullPath: string;
 	$op?: Operation | null;
@@ -191,6 +193,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 
 			const token = bearer(req);
 			ctx.meta.user = token ? await this.resolveIdentity(token, ip) : null;
+			if (isScoped(ctx.meta.user) && !scopedRouteAllowed(alias.action, req.$params, token))
+				throw new ForbiddenError(`This token is limited to some files: it cannot call ${req.method} /a/${alias.path.replace(/^\/+/, "")} (only reads and writes of its files, their metadata and its own session state)`, "token.scope.route");
 
 			const path = (req.originalUrl ?? req.url ?? "").split("?")[0].slice(2) || "/";
 			if (!this.access.allowed(snapshot, subjectsOf(ctx.meta.user), `rest:${path}`, req.method ?? "GET", ip)) {
