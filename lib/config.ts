@@ -22,6 +22,10 @@ export interface CellarConfig {
 	ipBanDuration: number;
 	bodyLimit: string;
 	requestTimeout: number;
+	/** Seconds a JSON request body may take to arrive, whole. */
+	bodyTimeout: number;
+	/** Seconds a connection may stay silent while the client owes data (a body) or does not read the answer. */
+	idleTimeout: number;
 }
 
 function int(name: string, def: number): number {
@@ -51,6 +55,8 @@ export function loadConfig(): CellarConfig {
 		ipBanDuration: int("IP_BAN_DURATION", 900),
 		bodyLimit: process.env.BODY_LIMIT || "1mb",
 		requestTimeout: int("REQUEST_TIMEOUT", 30000),
+		bodyTimeout: int("BODY_TIMEOUT", 15),
+		idleTimeout: int("IDLE_TIMEOUT", 60),
 	};
 }
 

@@ -50,6 +50,12 @@ export class TooManyRequestsError extends CellarError {
 		super(message, 429, "too.many.requests");
 	}
 }
+/** Not "RequestTimeoutError": that name is Moleculer's (a call between services that timed out, a 503). */
+export class BodyTimeoutError extends CellarError {
+	constructor(message: string) {
+		super(message, 408, "request.timeout");
+	}
+}
 export class NotSupportedError extends CellarError {
 	constructor(message: string) {
 		super(message, 501, "not.supported");
@@ -61,6 +67,7 @@ const STATUS_TITLES: Record<number, string> = {
 	401: "Unauthorized",
 	403: "Forbidden",
 	404: "Not Found",
+	408: "Request Timeout",
 	409: "Conflict",
 	413: "Payload Too Large",
 	423: "Locked",

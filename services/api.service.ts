@@ -13,11 +13,12 @@ import { randomUUID } from "node:crypto";
 import { loadConfig } from "../lib/config";
 import { decode, encode } from "../lib/cells/codec";
 import { findOperation, type Operation } from "../lib/cells/spec";
-import { toRestError, ForbiddenError, UnauthorizedError, NotFoundError, ServiceUnavailableError } from "../lib/errors";
+import { toRestError, BodyTimeoutError, ForbiddenError, UnauthorizedError, NotFoundError, ServiceUnavailableError } from "../lib/errors";
 import { subjectsOf, type Identity, type Meta } from "../lib/auth/identity";
 import { AccessControl, type AccessSnapshot } from "../lib/gateway/access";
 import { IdentityCache } from "../lib/gateway/identity-cache";
 import { isScoped, scopedRouteAllowed } from "../lib/gateway/scoped-tokens";
+import { applyServerTimeouts, bodyDeadline } from "../lib/gateway/timeouts";
 import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/response-cache";
 import { parseSize, readBody, parseJsonBody } from "../lib/gateway/read-json";
 import { IoGateway } from "../lib/io/gateway";
@@ -236,6 +237,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			const io = isS3Request(req.method, url, req.headers);
 			if (!this.serving) return this.answerStarting(req, res, io);
 			if (io) return void this.io.handle(req, res);
+			// Both body readers (readBody below, moleculer-web's parser) wait as long as the client makes them.
+			bodyDeadline(req, res, this.bodyTimeoutMs, () => this.writeError(req, res, new BodyTimeoutError(`The request body did not arrive within ${this.bodyTimeoutMs / 1000} s`)));
 			if (url.startsWith("/a/")) normaliseRestRequest(req);
 			if (!cacheableRequest(req)) return next(req, res);
 			const started = process.hrtime.bigint();
@@ -318,11 +321,13 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		this.identities = new IdentityCache();
 		this.responses = new ResponseCache();
 		this.bodyLimit = parseSize(now.bodyLimit);
+		this.bodyTimeoutMs = now.bodyTimeout * 1000;
 		// moleculer-web created its server in its own created(): put the response cache in front of its handler.
 		const server = this.server as unknown as import("node:http").Server;
 		const [handler] = server.listeners("request") as ((req: Req, res: ServerResponse) => void)[];
 		server.removeAllListeners("request");
 		server.on("request", (req: Req, res: ServerResponse) => this.onRequest(req, res, handler));
+		applyServerTimeouts(server, now.idleTimeout * 1000);
 		this.io = new IoGateway({
 			identity: (token, ip) => this.resolveIdentity(token, ip),
 			call: (action, params, user) => this.broker.call(action, params, { meta: { user } }),
@@ -349,6 +354,7 @@ interface GatewayVars extends GatewayReadiness {
 	io: IoGateway;
 	responses: ResponseCache;
 	bodyLimit: number;
+	bodyTimeoutMs: number;
 	access: AccessControl;
 	server?: { address?: () => unknown };
 }
