@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync, renameSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { isIpOrCidr } from "./policy/ipban";
 
 export interface CellarConfig {
 	port: number;
@@ -22,6 +23,8 @@ export interface CellarConfig {
 	ipBanDuration: number;
 	bodyLimit: string;
 	requestTimeout: number;
+	/** Addresses or networks of reverse proxies whose X-Forwarded-For / X-Real-IP are believed. */
+	trustedProxies: string[];
 	/** Seconds a JSON request body may take to arrive, whole. */
 	bodyTimeout: number;
 	/** Seconds a connection may stay silent while the client owes data (a body) or does not read the answer. */
@@ -55,9 +58,17 @@ export function loadConfig(): CellarConfig {
 		ipBanDuration: int("IP_BAN_DURATION", 900),
 		bodyLimit: process.env.BODY_LIMIT || "1mb",
 		requestTimeout: int("REQUEST_TIMEOUT", 30000),
+		trustedProxies: addressList("TRUSTED_PROXIES"),
 		bodyTimeout: int("BODY_TIMEOUT", 15),
 		idleTimeout: int("IDLE_TIMEOUT", 60),
 	};
+}
+
+/** A comma-separated list of addresses and networks; a typo stops the start rather than trusting nothing (or anything). */
+function addressList(name: string): string[] {
+	const entries = (process.env[name] ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+	for (const e of entries) if (!isIpOrCidr(e)) throw new Error(`${name}: "${e}" is not an IP address or a network such as 10.0.0.0/8`);
+	return entries;
 }
 
 export function ensureDir(dir: string): string {

@@ -17,6 +17,8 @@ import { toRestError, BodyTimeoutError, ForbiddenError, UnauthorizedError, NotFo
 import { subjectsOf, type Identity, type Meta } from "../lib/auth/identity";
 import { AccessControl, type AccessSnapshot } from "../lib/gateway/access";
 import { IdentityCache } from "../lib/gateway/identity-cache";
+import { ClientAddress } from "../lib/gateway/client-address";
+import { triesCredentials } from "../lib/gateway/credential-routes";
 import { isScoped, scopedRouteAllowed } from "../lib/gateway/scoped-tokens";
 import { applyServerTimeouts, bodyDeadline } from "../lib/gateway/timeouts";
 import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/response-cache";
@@ -49,11 +51,6 @@ interface Alias {
 	fullPath: string;
 	$op?: Operation | null;
 	$pathKeys?: string[];
-}
-
-function clientIp(req: IncomingMessage): string {
-	const raw = req.socket.remoteAddress ?? "";
-	return raw.startsWith("::ffff:") ? raw.slice(7) : raw;
 }
 
 function bearer(req: IncomingMessage): string | undefined {
@@ -169,12 +166,12 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 	},
 	methods: {
 		async prepareCall(this: GatewayThis, ctx: Context<unknown, Meta>, req: Req, alias: Alias) {
-			const ip = clientIp(req);
+			const ip = this.addresses.of(req);
 			ctx.meta.ip = ip;
 			ctx.meta.userAgent = String(req.headers["user-agent"] ?? "").slice(0, 256);
 			if (req.headers.cookie) ctx.meta.cookie = req.headers.cookie;
 			const snapshot = await this.access.current();
-			if (this.access.isBanned(snapshot, ip)) throw new ForbiddenError(`Access from ${ip} is temporarily banned`, "ip.banned");
+			if (this.access.isBlocked(snapshot, ip)) throw new ForbiddenError(`Access from ${ip} is refused`, "ip.banned");
 
 			const op = operationOf(alias);
 			if (op && req.body !== undefined && req.$params) {
@@ -191,6 +188,10 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 				if (req.body && typeof req.body === "object") for (const k of Object.keys(req.body)) delete req.$params[k];
 				Object.assign(req.$params, decoded, keep);
 			}
+
+			// Whatever token comes along: a valid one of your own does not make guessing other people's passwords right.
+			if (triesCredentials(alias.action, req.$params) && this.access.isBanned(snapshot, ip))
+				throw new ForbiddenError(`Access from ${ip} is temporarily banned from logging in after too many failed logins`, "ip.banned");
 
 			const token = bearer(req);
 			ctx.meta.user = token ? await this.resolveIdentity(token, ip) : null;
@@ -261,8 +262,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			const lookup = (rawBody: string) => {
 				const snapshot = this.access.peek();
 				const token = bearer(req);
-				const ip = clientIp(req);
-				if (!snapshot || this.access.isBanned(snapshot, ip)) return pass(rawBody);
+				const ip = this.addresses.of(req);
+				if (!snapshot || this.access.isBlocked(snapshot, ip)) return pass(rawBody);
 				const identity = token ? this.identities.get(token) : null;
 				if (identity === undefined) return pass(rawBody);
 				const key = cacheKey(req, token, rawBody);
@@ -322,6 +323,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		this.responses = new ResponseCache();
 		this.bodyLimit = parseSize(now.bodyLimit);
 		this.bodyTimeoutMs = now.bodyTimeout * 1000;
+		this.addresses = new ClientAddress(now.trustedProxies);
 		// moleculer-web created its server in its own created(): put the response cache in front of its handler.
 		const server = this.server as unknown as import("node:http").Server;
 		const [handler] = server.listeners("request") as ((req: Req, res: ServerResponse) => void)[];
@@ -333,9 +335,11 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			call: (action, params, user) => this.broker.call(action, params, { meta: { user } }),
 			store: async (name) => (await this.dataStore(name)).store,
 			secret: () => derivedKey("io-multipart-uploads"),
+			clientIp: (req) => this.addresses.of(req),
+			// Only the blacklist: a login ban leaves valid tokens working, and a bad token is refused anyway.
 			banned: (ip) => {
 				const snapshot = this.access.peek();
-				return !!snapshot && this.access.isBanned(snapshot, ip);
+				return !!snapshot && this.access.isBlocked(snapshot, ip);
 			},
 			log: (line) => requestLogger(line),
 		});
@@ -355,6 +359,7 @@ interface GatewayVars extends GatewayReadiness {
 	responses: ResponseCache;
 	bodyLimit: number;
 	bodyTimeoutMs: number;
+	addresses: ClientAddress;
 	access: AccessControl;
 	server?: { address?: () => unknown };
 }

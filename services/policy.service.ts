@@ -19,9 +19,8 @@ import { activeBans, inList, isBanned, KeyedSerializer, normalizeIp, recordAttem
 
 /** Entries of a list with this name can never be banned. */
 const WHITELIST = "whitelist";
-/** Entries of a list with this name are refused by the gateway like banned addresses, without end. */
+/** Entries of a list with this name are refused by the gateway (lib/gateway/access), every route, without end. */
 const BLACKLIST = "blacklist";
-const FOREVER = 253402300799; // 9999-12-31T23:59:59Z
 const RG_ORDER: Record<string, number> = { rest: 0, acl: 1, oidc: 2 };
 
 type GroupDoc = Doc & PolicyGroup & { kind: "group" };
@@ -180,8 +179,8 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 			async handler(this: This): Promise<Snapshot> {
 				const [groups, ipLists, states] = await Promise.all([this.groups(), this.ipLists(), this.store.find({ query: { kind: "ipstate" } })]);
 				const policies = groups.filter((g) => g.ResourceGroup === "rest").flatMap((g) => g.Policies ?? []);
+				// The blacklist travels in ipLists: it refuses everything, where a ban only refuses credentials.
 				const bans = activeBans(states as IpDoc[], Date.now());
-				for (const ip of ipLists[BLACKLIST] ?? []) bans.push({ IP: ip, BanExpire: FOREVER });
 				return { policies, ipLists, bans };
 			},
 		},

@@ -2,6 +2,9 @@
 // in memory and reloaded when the policy service says they changed, so the per-request check costs no call.
 import { isAllowed, ipInCidr, type Policy } from "../policy/engine";
 
+/** The named IP list (policy service) whose addresses the gateway refuses without end. */
+const BLACKLIST = "blacklist";
+
 export interface AccessSnapshot {
 	policies: Policy[];
 	ipLists: Record<string, string[]>;
@@ -42,9 +45,20 @@ export class AccessControl {
 		return this.loading;
 	}
 
+	/**
+	 * Banned after failed logins: such an address may no longer try credentials (logins, password resets). The
+	 * rest stays open to it, so a ban does not lock out the people sharing the address who hold a valid token.
+	 */
 	isBanned(snapshot: AccessSnapshot, ip: string | undefined, now = Date.now() / 1000): boolean {
 		if (!ip || !snapshot.bans.length) return false;
 		return snapshot.bans.some((b) => b.BanExpire > now && (b.IP === ip || ipInCidr(ip, b.IP)));
+	}
+
+	/** On the administrators' blacklist: refused everything, whatever credential it brings. */
+	isBlocked(snapshot: AccessSnapshot, ip: string | undefined): boolean {
+		const list = snapshot.ipLists[BLACKLIST];
+		if (!ip || !list?.length) return false;
+		return list.some((e) => e === ip || ipInCidr(ip, e));
 	}
 
 	/** Policies with conditions depend on the request context; the others can be memoised per subject set. */

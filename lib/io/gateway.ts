@@ -46,6 +46,9 @@ export interface IoDeps {
 	store(datasource: string): Promise<ObjectStore>;
 	/** Key signing multipart upload ids, so that they carry their target without server-side state. */
 	secret(): string;
+	/** The client's address, as /a sees it (lib/gateway/client-address: proxies' headers only from trusted proxies). */
+	clientIp(req: IncomingMessage): string;
+	/** Addresses refused whatever their credentials (the administrators' blacklist). */
 	banned(ip: string): boolean;
 	log(line: string): void;
 }
@@ -105,8 +108,8 @@ export class IoGateway {
 		const path = (req.url ?? "/").split("?")[0];
 		let user: Identity | undefined;
 		try {
-			const ip = (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
-			if (this.deps.banned(ip)) throw new S3Error("AccessDenied", `Access from ${ip} is temporarily banned`);
+			const ip = this.deps.clientIp(req);
+			if (this.deps.banned(ip)) throw new S3Error("AccessDenied", `Access from ${ip} is refused`);
 			const s3 = parseS3Request(req.method ?? "GET", req.url ?? "/", req.headers);
 			let verified: VerifyOk | null = null;
 			const creds = extractCredentials(req.method ?? "GET", req.url ?? "/", req.headers);

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { Identity } from "../../lib/auth/identity";
 import type { PolicyGroup } from "../../lib/policy/defaults";
 import type { Policy } from "../../lib/policy/engine";
+import { AccessControl } from "../../lib/gateway/access";
 
 const SERVICE = join(__dirname, "..", "..", "services", "policy.service.ts");
 
@@ -241,11 +242,14 @@ describe("policy service", () => {
 		assert.ok(!(await broker.call<Snapshot, unknown>("policy.snapshot", {})).bans.some((b) => b.IP === "192.0.2.77"));
 	});
 
-	it("blacklisted addresses are in the snapshot's bans for good", async () => {
+	it("blacklisted addresses reach the gateway in the snapshot's IP lists, refused everything for good (not as login bans)", async () => {
 		await broker.call("policy.updateIPs", { Name: "blacklist", IPs: ["100.64.0.0/10"] }, asAdmin);
 		const snap = await broker.call<Snapshot, unknown>("policy.snapshot", {});
-		const b = snap.bans.find((x) => x.IP === "100.64.0.0/10");
-		assert.ok(b && b.BanExpire > Date.now() / 1000 + 100 * 365 * 86400);
+		assert.deepEqual(snap.ipLists.blacklist, ["100.64.0.0/10"]);
+		assert.ok(!snap.bans.some((x) => x.IP === "100.64.0.0/10"));
+		const access = new AccessControl(async () => snap);
+		assert.ok(access.isBlocked(await access.current(), "100.64.1.2"));
+		assert.ok(!access.isBlocked(snap, "192.0.2.1"));
 		await broker.call("policy.updateIPs", { Name: "blacklist", IPs: [] }, asAdmin);
 	});
 
