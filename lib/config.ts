@@ -25,6 +25,10 @@ export interface CellarConfig {
 	requestTimeout: number;
 	/** Addresses or networks of reverse proxies whose X-Forwarded-For / X-Real-IP are believed. */
 	trustedProxies: string[];
+	/** Seconds a failure-locked account refuses logins from addresses it never logged in from; 0: until an admin unlocks. */
+	loginLockDuration: number;
+	/** Longest wait (seconds) imposed between failed logins of one address on one account; 0: no waits. */
+	loginDelayMax: number;
 	/** Seconds a JSON request body may take to arrive, whole. */
 	bodyTimeout: number;
 	/** Seconds a connection may stay silent while the client owes data (a body) or does not read the answer. */
@@ -59,6 +63,8 @@ export function loadConfig(): CellarConfig {
 		bodyLimit: process.env.BODY_LIMIT || "1mb",
 		requestTimeout: int("REQUEST_TIMEOUT", 30000),
 		trustedProxies: addressList("TRUSTED_PROXIES"),
+		loginLockDuration: int("LOGIN_LOCK_DURATION", 900),
+		loginDelayMax: int("LOGIN_DELAY_MAX", 300),
 		bodyTimeout: int("BODY_TIMEOUT", 15),
 		idleTimeout: int("IDLE_TIMEOUT", 60),
 	};

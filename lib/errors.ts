@@ -46,8 +46,9 @@ export class LockedError extends CellarError {
 	}
 }
 export class TooManyRequestsError extends CellarError {
-	constructor(message: string) {
-		super(message, 429, "too.many.requests");
+	/** `retryAfter` (seconds) becomes the Retry-After header of the answer. */
+	constructor(message: string, retryAfter?: number) {
+		super(message, 429, "too.many.requests", retryAfter === undefined ? undefined : { retryAfter });
 	}
 }
 /** Not "RequestTimeoutError": that name is Moleculer's (a call between services that timed out, a 503). */

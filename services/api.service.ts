@@ -308,6 +308,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			if (res.headersSent) return void res.end();
 			res.statusCode = status;
 			if (status === 503) res.setHeader("Retry-After", "1");
+			const retryAfter = (err as { data?: { retryAfter?: unknown } } | undefined)?.data?.retryAfter;
+			if (status === 429 && typeof retryAfter === "number") res.setHeader("Retry-After", String(Math.ceil(retryAfter)));
 			res.setHeader("Content-Type", "application/json; charset=utf-8");
 			res.end(JSON.stringify(body));
 		},

@@ -90,7 +90,7 @@ const AuthService: ServiceSchema = {
 			if (!login || !password) throw new BadRequestError("AuthInfo.login and AuthInfo.password are required");
 			let user: AuthInfo;
 			try {
-				user = await ctx.call("users.checkPassword", { login, password });
+				user = await ctx.call("users.checkPassword", { login, password, ip: ctx.meta.ip });
 			} catch (e) {
 				if ((e as { code?: number }).code === 401) ctx.emit("auth.login.failed", { ip: ctx.meta.ip, login });
 				throw e;

@@ -6,7 +6,7 @@
 import type { Context, ServiceSchema } from "moleculer";
 import { randomUUID } from "node:crypto";
 import { DbMixin, type Store } from "../mixins/db.mixin";
-import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from "../lib/errors";
+import { BadRequestError, ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from "../lib/errors";
 import { isAdmin, PROFILE_RANK, type Identity, type Meta } from "../lib/auth/identity";
 import { hasPolicy, requireUser, defaultPolicies } from "../lib/identity/resource-policy";
 import { checkIdentifier, normalizeGroupPath, ancestorGroupPaths } from "../lib/identity/validate";
@@ -15,6 +15,14 @@ import { loadConfig } from "../lib/config";
 import { isLocked, locksOf, matchesQuery, profileOf, publicUser, publicAttributes, fullPathOf, PRIVATE_ATTRIBUTE, type UserDoc, type UserQuery } from "../lib/identity/users";
 import type { Role } from "../lib/identity/roles";
 import { searchParams } from "../lib/cells/params";
+import { admit, recordFailure, recordSuccess, unlock, type GuardSettings, type LoginGuard } from "../lib/auth/login-guard";
+
+/** Logins that do not exist whose failures are remembered (beyond, the memory starts afresh). */
+const MAX_GHOSTS = 10_000;
+interface GhostGuard {
+	failed: number;
+	guard: LoginGuard | undefined;
+}
 
 const userBody = {
 	Login: { type: "string", max: 255 },
@@ -94,9 +102,9 @@ const UsersService: ServiceSchema = {
 			},
 		},
 		checkPassword: {
-			params: { login: { type: "string", max: 1024 }, password: { type: "string", max: 1024 } },
-			async handler(ctx: Context<{ login: string; password: string }>) {
-				return this.checkPassword(ctx, ctx.params.login, ctx.params.password);
+			params: { login: { type: "string", max: 1024 }, password: { type: "string", max: 1024 }, ip: { type: "string", optional: true, max: 128 } },
+			async handler(ctx: Context<{ login: string; password: string; ip?: string }>) {
+				return this.checkPassword(ctx, ctx.params.login, ctx.params.password, ctx.params.ip);
 			},
 		},
 		byLogin: {
@@ -125,7 +133,8 @@ const UsersService: ServiceSchema = {
 				if (!u) throw new NotFoundError(`User ${ctx.params.login} not found`, "user.notfound");
 				const { failedConnections, ...attrs } = u.Attributes;
 				attrs.locks = JSON.stringify(locksOf(u).filter((l) => l !== "logout"));
-				await this.save(ctx, { ...u, PasswordHash: await hashPassword(ctx.params.password), Attributes: attrs });
+				// The reset proved the mailbox: the owner may log in from anywhere again (the guesses were at the old password).
+				await this.save(ctx, { ...u, PasswordHash: await hashPassword(ctx.params.password), Attributes: attrs, LoginGuard: unlock(u.LoginGuard) });
 				return { Success: true };
 			},
 		},
@@ -262,7 +271,10 @@ const UsersService: ServiceSchema = {
 				}
 				const next: UserDoc = { ...existing, Attributes: { ...existing.Attributes, ...attrs }, GroupPath: body.GroupPath !== undefined ? groupPath : existing.GroupPath };
 				for (const k of Object.keys(existing.Attributes)) if (PRIVATE_ATTRIBUTE.test(k)) next.Attributes[k] = existing.Attributes[k];
-				if (attrs.locks !== undefined && !JSON.parse(attrs.locks).includes("logout")) delete next.Attributes.failedConnections;
+				if (attrs.locks !== undefined && !JSON.parse(attrs.locks).includes("logout")) {
+					delete next.Attributes.failedConnections;
+					next.LoginGuard = unlock(existing.LoginGuard);
+				}
 				if (body.Password && !existing.IsGroup) {
 					if (body.Password.length < 8) throw new BadRequestError("Password must have at least 8 characters");
 					if (caller.Uuid === existing.Uuid && !(await verifyPassword(body.OldPassword ?? "", existing.PasswordHash))) throw new UnauthorizedError("Old password is not correct", "password.mismatch");
@@ -341,24 +353,51 @@ const UsersService: ServiceSchema = {
 			await ctx.broadcast("identity.changed", { kind: "user", uuid: u.Uuid });
 			return { Success: true, NumRows: 1 };
 		},
-		async checkPassword(ctx: Context, login: string, password: string) {
+		async checkPassword(ctx: Context, login: string, password: string, ip: string | undefined) {
 			const cfg = loadConfig();
+			const settings: GuardSettings = { maxFailed: cfg.maxFailedLogins, lockSeconds: cfg.loginLockDuration, delayMaxSeconds: cfg.loginDelayMax };
+			const now = Date.now();
 			const u: UserDoc | undefined = await this.byLogin(login);
+			// Logins that do not exist are throttled alike (in memory), or the waits would tell which ones do.
+			const ghost: GhostGuard | undefined = u ? undefined : this.ghostGuard(login);
+			const admission = admit(u ? u.LoginGuard : ghost?.guard, ip, now, settings);
+			if (!admission.ok && admission.reason === "wait")
+				throw new TooManyRequestsError(`Too many failed logins for this account from your address: retry in ${admission.retryAfter} s`, admission.retryAfter);
+			if (!admission.ok)
+				throw new UnauthorizedError(`Too many failed logins: this account refuses logins from new addresses until ${new Date(admission.until).toISOString()}`, "user.locked");
 			const ok = await verifyPassword(password, u?.PasswordHash);
-			if (!u) throw new UnauthorizedError("Login failed", "login.failed");
+			if (!u) {
+				if (ghost) {
+					ghost.failed++;
+					ghost.guard = recordFailure(ghost.guard, ip, ghost.failed, now, settings).guard;
+				}
+				throw new UnauthorizedError("Login failed", "login.failed");
+			}
 			if (isLocked(u)) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
 			if (!ok) {
 				const failed = Number(u.Attributes.failedConnections ?? 0) + 1;
-				const attrs: Record<string, string> = { ...u.Attributes, failedConnections: String(failed) };
-				if (failed >= cfg.maxFailedLogins) attrs.locks = JSON.stringify([...new Set([...locksOf(u), "logout"])]);
-				if (failed >= cfg.maxFailedLogins) await this.save(ctx, { ...u, Attributes: attrs });
-				else await this.saveQuietly({ ...u, Attributes: attrs });
-				if (failed >= cfg.maxFailedLogins) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
+				const { guard, locked } = recordFailure(u.LoginGuard, ip, failed, now, settings);
+				const next: UserDoc = { ...u, Attributes: { ...u.Attributes, failedConnections: String(failed) }, LoginGuard: guard };
+				if (locked) {
+					this.logger.warn(`Account ${u.Login} refuses logins from new addresses ${settings.lockSeconds > 0 ? `for ${settings.lockSeconds} s` : "until an administrator unlocks it"} after ${failed} failed logins (the last from ${ip ?? "?"})`);
+					await this.save(ctx, next);
+				} else await this.saveQuietly(next);
 				throw new UnauthorizedError("Login failed", "login.failed");
 			}
 			const { failedConnections, ...attrs } = u.Attributes;
-			await this.saveQuietly({ ...u, Attributes: attrs, LastConnected: Math.floor(Date.now() / 1000) });
+			await this.saveQuietly({ ...u, Attributes: attrs, LastConnected: Math.floor(now / 1000), LoginGuard: recordSuccess(u.LoginGuard, ip, now) });
 			return this.authInfo(u);
+		},
+		/** The throttling state of a login that does not exist (kept in memory, bounded). */
+		ghostGuard(login: string): GhostGuard {
+			const ghosts: Map<string, GhostGuard> = (this.ghosts ??= new Map());
+			let g = ghosts.get(login);
+			if (!g) {
+				if (ghosts.size >= MAX_GHOSTS) ghosts.clear();
+				g = { failed: 0, guard: undefined };
+				ghosts.set(login, g);
+			}
+			return g;
 		},
 	},
 };

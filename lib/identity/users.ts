@@ -1,6 +1,7 @@
 // Users and groups as stored, and the pure parts of their handling: search matching, public views, locks.
 import type { Doc } from "../../mixins/db.mixin";
 import type { ResourcePolicy } from "./resource-policy";
+import type { LoginGuard } from "../auth/login-guard";
 import { joinGroupPath, wildcard } from "./validate";
 
 export interface UserDoc extends Doc {
@@ -16,6 +17,8 @@ export interface UserDoc extends Doc {
 	Policies: ResourcePolicy[];
 	LastConnected?: number;
 	CreatedAt?: number;
+	/** Failed-login throttling and the failure lock (lib/auth/login-guard); never shown to clients. */
+	LoginGuard?: LoginGuard;
 }
 
 export interface UserQuery {
