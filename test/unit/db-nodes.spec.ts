@@ -257,6 +257,25 @@ onEveryBackend("NodesRepo", (h) => {
 		});
 	});
 
+	it("imports complete records as they are, all or nothing", async () => {
+		const r = await nodes.ensureRoot("imported");
+		const folder: NodeRecord = { uuid: "imp-f", ds: "imported", parent: r.uuid, name: "f", path: "f", type: "COLLECTION", size: 30, mtime: 7, meta: {} };
+		const files: NodeRecord[] = Array.from({ length: 2500 }, (_, i) => ({ uuid: `imp-${i}`, ds: "imported", parent: "imp-f", name: `n${String(i).padStart(4, "0")}`, path: `f/n${String(i).padStart(4, "0")}`, type: "LEAF", size: 1, mtime: 8, etag: "e", key: `imp-${i}`, meta: { a: "1" } }));
+		await nodes.importNodes([folder, ...files]);
+		assert.deepEqual(await nodes.byPath("imported", "f/n2499"), files[2499]);
+		assert.equal((await nodes.byPath("imported", "f"))?.size, 30, "sizes are taken as given");
+		assert.deepEqual(await nodes.countChildren("imp-f"), { files: 2500, folders: 0 });
+		const page = await nodes.childrenPage("imp-f", { after: { name: "n1999" }, limit: 2 });
+		assert.deepEqual(page.nodes.map((n) => n.name), ["n2000", "n2001"]);
+		// One taken path in the last chunk: nothing of the call stays.
+		const more: NodeRecord[] = Array.from({ length: 1500 }, (_, i) => ({ ...files[0], uuid: `imp2-${i}`, name: `m${i}`, path: `f/m${i}` }));
+		more.push({ ...files[0], uuid: "imp2-dup" });
+		await rejectsWith(nodes.importNodes(more), ConflictError);
+		assert.equal(await nodes.byUuid("imp2-0"), null);
+		// A child before its parent is refused.
+		await assert.rejects(nodes.importNodes([{ ...files[0], uuid: "orphan", parent: "missing", path: "x/orphan" }]));
+	});
+
 	it("sets and removes metadata namespaces", async () => {
 		const f = (await nodes.byPath("ds1", "docs/a.txt")) as NodeRecord;
 		const m = await nodes.setMeta(f.uuid, { tags: '"x"', color: undefined });

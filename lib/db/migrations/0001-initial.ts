@@ -213,6 +213,8 @@ export function initial(dialect: DialectName): Migration {
 			}
 			// The children of a folder by name: uniqueness, the name-ordered listing and its keyset pages in one index.
 			await s.createIndex("nodes_parent_name_key").on("nodes").columns(["parent", "name"]).unique().execute();
+			// Counting a folder's files and folders, and listing only its folders, read this index alone.
+			await s.createIndex("nodes_parent_type").on("nodes").columns(["parent", "type", "name"]).execute();
 			await s.createIndex("nodes_parent_size").on("nodes").columns(["parent", "size", "name"]).execute();
 			await s.createIndex("nodes_parent_mtime").on("nodes").columns(["parent", "mtime", "name"]).execute();
 
