@@ -278,14 +278,13 @@ const TreeService: ServiceSchema = {
 				return listWorkspaceObjects(this.ops.index, loc, Prefix.includes("/") ? Prefix : `${slug}/`, Delimiter, StartAfter, MaxKeys);
 			},
 		},
-		// S3 PUT of `dir/`: the folder, made on purpose (it has a marker), its missing parents only as prefixes.
+		// S3 PUT of `dir/`: the folder (with its missing parents); a file of that name is a conflict.
 		folderMarker: {
 			params: { Path: { type: "string", max: 8192 } },
 			async handler(ctx: Context<{ Path: string }, Meta>) {
 				const loc: Location = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				checkUserWritable(loc.rel);
-				const doc: NodeDoc = await this.ops.mkdir(loc.ds, loc.path, true, "parents");
-				if (doc.implicit) await this.ops.index.setImplicit(doc._id, false);
+				const doc: NodeDoc = await this.ops.mkdir(loc.ds, loc.path, true);
 				return { Uuid: doc._id, MTime: doc.mtime };
 			},
 		},
@@ -295,7 +294,9 @@ const TreeService: ServiceSchema = {
 			async handler(ctx: Context<{ Path: string }, Meta>) {
 				const loc: Location = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				// S3 deletes are idempotent: a missing key is not an error, nor one another delete just removed.
-				const removed: NodeDoc[] = await deleteObject(this.ops, loc, ctx.params.Path.endsWith("/"), ctx.meta.user?.Uuid);
+				// Any ACL on a folder (a workspace's root, a share, a restriction) keeps it; unknown (no acl service): kept.
+				const kept = async (doc: NodeDoc) => (await ctx.call<unknown[], { NodeIDs: string[] }>("acl.find", { NodeIDs: [doc._id] }).catch(() => [doc])).length > 0;
+				const removed: NodeDoc[] = await deleteObject(this.ops, loc, ctx.params.Path.endsWith("/"), kept, ctx.meta.user?.Uuid);
 				for (const d of removed) this.broadcastChange("delete", d);
 				return { Deleted: removed.length > 0 };
 			},

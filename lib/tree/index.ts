@@ -132,12 +132,8 @@ export class TreeIndex {
 		this.listings.drop(dsKey(ds, path));
 	}
 
-	/**
-	 * Creates a folder (and, if `recursive`, its missing parents). An existing folder is returned as is. `implicit`
-	 * marks the folders it creates as made for a file below them (NodeDoc.implicit): "all" of them, or only the
-	 * missing "parents" (an S3 `dir/` marker asks for `dir` itself).
-	 */
-	async mkdir(ds: string, path: string, recursive: boolean, implicit: "all" | "parents" | false = false): Promise<{ node: NodeDoc; created: NodeDoc[] }> {
+	/** Creates a folder (and, if `recursive`, its missing parents). An existing folder is returned as is. */
+	async mkdir(ds: string, path: string, recursive: boolean): Promise<{ node: NodeDoc; created: NodeDoc[] }> {
 		await this.ensureRoot(ds);
 		const created: NodeDoc[] = [];
 		const chain = [...ancestors(path).slice(1), path];
@@ -152,8 +148,7 @@ export class TreeIndex {
 			}
 			if (i < chain.length - 1 && !recursive) throw new NotFoundError(`Parent folder ${parentOf(path) || ds} does not exist`, "node.notfound");
 			try {
-				const made = implicit === "all" || (implicit === "parents" && i < chain.length - 1);
-				last = await this.insertNode({ ds, path: p, type: "COLLECTION", size: 0, ...(made ? { implicit: true } : {}) });
+				last = await this.insertNode({ ds, path: p, type: "COLLECTION", size: 0 });
 				created.push(last);
 			} catch (err) {
 				// Concurrent uploads into a new folder all create it: the one that lost the race uses the winner's.
@@ -165,7 +160,7 @@ export class TreeIndex {
 		return { node: last as NodeDoc, created };
 	}
 
-	private async insertNode(n: { ds: string; path: string; type: NodeType; size: number; uuid?: string; key?: string; etag?: string; mtime?: number; meta?: Record<string, string>; implicit?: boolean }): Promise<NodeDoc> {
+	private async insertNode(n: { ds: string; path: string; type: NodeType; size: number; uuid?: string; key?: string; etag?: string; mtime?: number; meta?: Record<string, string> }): Promise<NodeDoc> {
 		const doc: NodeDoc = {
 			_id: n.uuid ?? randomUUID(),
 			ds: n.ds,
@@ -180,7 +175,6 @@ export class TreeIndex {
 		};
 		if (n.key !== undefined) doc.key = n.key;
 		if (n.etag !== undefined) doc.etag = n.etag;
-		if (n.implicit) doc.implicit = true;
 		try {
 			const inserted = await this.store.insert(doc);
 			this.listed(inserted);
@@ -299,11 +293,6 @@ export class TreeIndex {
 		this.unlisted(top);
 		await this.addSize(ds, path, -top.size);
 		return top;
-	}
-
-	/** Marks a folder as made for the files below it, or as made on purpose (NodeDoc.implicit). */
-	async setImplicit(uuid: string, implicit: boolean): Promise<void> {
-		await this.store.patch(uuid, { implicit } as Partial<NodeDoc>);
 	}
 
 	/** Object keys of up to `limit` files of a datasource. */

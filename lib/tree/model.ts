@@ -19,12 +19,6 @@ export interface NodeDoc extends Doc {
 	mode?: number;
 	/** Where the content lives in the datasource's store: the uuid (flat) or the path (structured). */
 	key?: string;
-	/**
-	 * Folders only: made because a file was written below a path that did not exist (an S3 upload into `a/b/`),
-	 * not asked for. S3 has no folders, only prefixes that go with their last object: such a folder goes when an
-	 * S3 delete empties it. Folders made on purpose (Cells, REST, an S3 `dir/` marker) stay until deleted.
-	 */
-	implicit?: boolean;
 	/** Metadata namespaces, each value JSON-encoded as Cells' MetaStore wants it. */
 	meta: Record<string, string>;
 }

@@ -1,9 +1,10 @@
 // The tree as an S3 bucket sees it: keys are user paths (`<slug>/<path>`), listed in key order, with
 // delimiter folding into common prefixes. Used by the /io gateway through the tree service.
-// Folders are S3 prefixes, and those made on purpose (Cells, REST, a `dir/` PUT) also have a marker object
-// `dir/`, as S3 consoles make them: a recursive listing shows it (and one for any empty folder, so that a tool
-// deleting what it lists removes it), `aws s3 cp --recursive` and rclone skip it, `aws s3 rm --recursive` deletes
-// it. Deleting a key never removes a folder with anything in it (see deleteObject).
+// Folders are S3 prefixes: an S3 delete that empties one removes it, as a prefix goes with its last object (rclone
+// before 1.62 sends nothing for rmdir, aws s3 rm --recursive deletes only the keys it lists). An empty folder has
+// nothing to list it by: a recursive listing shows it as a marker object `dir/`, as S3 consoles make them, which
+// aws s3 rm --recursive deletes and aws s3 cp and rclone skip. Deleting a key never removes a folder with anything
+// in it (see deleteObject).
 import { RECYCLE_BIN, type NodeDoc } from "./model";
 import type { TreeIndex } from "./index";
 import type { TreeOperations } from "./operations";
@@ -66,21 +67,24 @@ export async function listWorkspaceObjects(index: TreeIndex, loc: Location, pref
 	return out;
 }
 
-/** Whether a recursive listing shows `dir/` for a folder: made on purpose, or empty; never a workspace root or its bin. */
+/** Whether a recursive listing shows `dir/` for a folder: an empty one, never a workspace root or its bin. */
 async function hasMarker(index: TreeIndex, loc: Location, d: NodeDoc): Promise<boolean> {
 	if (d.path === loc.rootPath || d.path === joinPath(loc.rootPath, RECYCLE_BIN)) return false;
-	return !d.implicit || !(await index.hasChildren(d.ds, d.path));
+	return !(await index.hasChildren(d.ds, d.path));
 }
+
+/** Whether a folder must stay even empty: one an ACL points to (a workspace root, a shared or restricted folder). */
+export type KeptFolder = (doc: NodeDoc) => Promise<boolean>;
 
 /**
  * S3's DeleteObject of `loc` (`marker`: the key ended with "/"): a file goes; a key naming a folder names no
- * object and removes nothing; `folder/` removes the folder only when empty (TreeOperations.deleteFolderMarker).
- * Folders made for the files below them go once emptied, as S3 prefixes do. Returns every node removed.
+ * object and removes nothing; `folder/` removes the folder only when empty. The folders a deleted file or folder
+ * leaves empty go too (TreeOperations.pruneEmptyFolders). Returns every node removed.
  */
-export async function deleteObject(ops: TreeOperations, loc: Location, marker: boolean, owner?: string): Promise<NodeDoc[]> {
+export async function deleteObject(ops: TreeOperations, loc: Location, marker: boolean, kept: KeptFolder, owner?: string): Promise<NodeDoc[]> {
 	// A workspace root and its recycle bin are the server's: not objects of the bucket.
 	if (loc.rel === "" || (marker && loc.rel === RECYCLE_BIN)) return [];
-	const gone = marker ? await ops.deleteFolderMarker(loc.ds, loc.path) : await ops.deleteFile(loc.ds, loc.path, owner);
+	const gone = marker ? await ops.deleteFolderMarker(loc.ds, loc.path, kept) : await ops.deleteFile(loc.ds, loc.path, owner);
 	if (!gone) return [];
-	return [gone, ...(await ops.pruneEmptyFolders(loc.ds, parentOf(loc.path), loc.rootPath))];
+	return [gone, ...(await ops.pruneEmptyFolders(loc.ds, parentOf(loc.path), loc.rootPath, kept))];
 }

@@ -50,10 +50,9 @@ export class TreeOperations {
 		return ds.flat ? uuid : path;
 	}
 
-	/** `implicit`: see TreeIndex.mkdir (folders made for a file below them go when an S3 delete empties them). */
-	async mkdir(dsName: string, path: string, recursive: boolean, implicit: "all" | "parents" | false = false): Promise<NodeDoc> {
+	async mkdir(dsName: string, path: string, recursive: boolean): Promise<NodeDoc> {
 		const ds = await this.datasource(dsName);
-		const { node, created } = await this.index.mkdir(dsName, path, recursive, implicit);
+		const { node, created } = await this.index.mkdir(dsName, path, recursive);
 		if (!ds.flat) for (const c of created) await ds.store.mkdir(c.path);
 		if (created.length) this.foldersCreated(created);
 		return node;
@@ -81,7 +80,7 @@ export class TreeOperations {
 	/** Where new content for `path` goes: the node's uuid and the object key, the parent folders created. */
 	async prepareWrite(dsName: string, path: string): Promise<{ uuid: string; key: string; flat: boolean }> {
 		const ds = await this.datasource(dsName);
-		await this.mkdir(dsName, parentOf(path), true, "all");
+		await this.mkdir(dsName, parentOf(path), true);
 		const existing = await this.index.get(dsName, path);
 		if (existing?.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
 		const uuid = existing?._id ?? randomUUID();
@@ -103,7 +102,7 @@ export class TreeOperations {
 		return this.locked(`${dsName}/${path}`, async () => {
 			// The parent folder may have been deleted or moved while the content was uploaded: the file lands
 			// where it was sent, as S3 keys do, and never without a parent in the index.
-			await this.mkdir(dsName, parentOf(path), true, "all");
+			await this.mkdir(dsName, parentOf(path), true);
 			// The content being replaced is kept as a version now that the new one is complete (a cut upload
 			// replaces nothing), and only when it really changes.
 			const current = await this.index.get(dsName, path);
@@ -121,7 +120,7 @@ export class TreeOperations {
 			const { node, previous } = await this.index.commitFile(dsName, path, { ...content, key, meta: { ...c.meta, [S3_HEADERS]: headers } });
 			if (previous?.key && previous.key !== key) await ds.store.delete(previous.key).catch(() => undefined);
 			// An S3 delete may have removed the folder as empty just before this file landed in it: made again.
-			if (!(await this.index.get(dsName, parentOf(path)))) await this.mkdir(dsName, parentOf(path), true, "all");
+			if (!(await this.index.get(dsName, parentOf(path)))) await this.mkdir(dsName, parentOf(path), true);
 			return node;
 		});
 	}
@@ -285,32 +284,30 @@ export class TreeOperations {
 	}
 
 	/**
-	 * S3's DeleteObject of `folder/`, the folder's marker: an empty folder goes. One holding anything stays, from
-	 * now on as the mere prefix of what it holds (implicit), and goes with the last of it (pruneEmptyFolders): one
-	 * request never removes anything but an empty folder, and tools deleting a tree key by key in any order (aws
-	 * s3 rm --recursive deletes in parallel) leave no folder behind.
+	 * S3's DeleteObject of `folder/`, the folder's marker: the folder goes when nothing is inside it and `kept` does
+	 * not hold it (a folder an ACL points to); one holding anything stays, whatever it holds.
 	 */
-	async deleteFolderMarker(dsName: string, path: string): Promise<NodeDoc | null> {
+	async deleteFolderMarker(dsName: string, path: string, kept: (doc: NodeDoc) => Promise<boolean>): Promise<NodeDoc | null> {
 		return this.locked(`${dsName}/${path}`, async () => {
 			const doc = await this.index.get(dsName, path);
-			if (doc?.type !== "COLLECTION") return null;
-			if (!(await this.index.hasChildren(dsName, path))) return this.dropEmptyFolder(dsName, path);
-			if (!doc.implicit) await this.index.setImplicit(doc._id, true);
-			return null;
+			if (doc?.type !== "COLLECTION" || (await this.index.hasChildren(dsName, path)) || (await kept(doc))) return null;
+			return this.dropEmptyFolder(dsName, path);
 		});
 	}
 
 	/**
-	 * After an S3 delete in `folder`: removes it, then its parents, below `stop` (the workspace root), while each is
-	 * an implicit folder left empty, as S3 prefixes go with their last object. Returns the folders removed.
+	 * After an S3 delete in `folder`: removes it, then its parents, below `stop` (the workspace root; its recycle bin
+	 * stays too), while each is left empty, as S3 prefixes go with their last object. A folder carrying metadata or
+	 * held by `kept` stays. Returns the folders removed.
 	 */
-	async pruneEmptyFolders(dsName: string, folder: string, stop: string): Promise<NodeDoc[]> {
+	async pruneEmptyFolders(dsName: string, folder: string, stop: string, kept: (doc: NodeDoc) => Promise<boolean>): Promise<NodeDoc[]> {
 		const out: NodeDoc[] = [];
-		for (let p = folder; p !== stop && p.length > stop.length; p = parentOf(p)) {
-			// Under the folder's lock, as its marker's delete: one of the two sees the other's change.
+		for (let p = folder; p !== stop && p.length > stop.length && p !== joinPath(stop, RECYCLE_BIN); p = parentOf(p)) {
+			// Under the folder's lock: an upload committing into it finds it gone and makes it again, or is seen here.
 			const gone = await this.locked(`${dsName}/${p}`, async () => {
 				const doc = await this.index.get(dsName, p);
-				return doc?.type === "COLLECTION" && doc.implicit ? this.dropEmptyFolder(dsName, p) : null;
+				if (doc?.type !== "COLLECTION" || Object.keys(doc.meta).length || (await this.index.hasChildren(dsName, p)) || (await kept(doc))) return null;
+				return this.dropEmptyFolder(dsName, p);
 			});
 			if (!gone) break;
 			out.push(gone);
@@ -326,7 +323,7 @@ export class TreeOperations {
 		// delete, not the recursive rmdir: a file renamed into the folder meanwhile stays where it is.
 		if (!ds.flat) await ds.store.delete(path).catch(() => undefined);
 		// A file committed into it meanwhile (its commit found the folder before it went) gets its folder back.
-		if (await this.index.hasChildren(dsName, path)) await this.mkdir(dsName, path, true, "all");
+		if (await this.index.hasChildren(dsName, path)) await this.mkdir(dsName, path, true);
 		return gone;
 	}
 

@@ -1,9 +1,9 @@
 // Deletes through /io as S3 tools send them: a key naming a folder removes nothing, `dir/` removes an empty folder
-// only, folders made for the files below them go with their last file (S3 prefixes), folders made on purpose
-// (REST, a `dir/` PUT) stay until their marker is deleted, and a tree deleted key by key, in any order, leaves
+// only, a folder emptied by an S3 delete goes as an S3 prefix does (unless an ACL points to it or it carries
+// metadata), empty folders are listed as `dir/` markers, and a tree deleted key by key, in any order, leaves
 // nothing behind. No single request ever removes a folder holding anything.
 import assert from "node:assert/strict";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { S3Client, PutObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, HeadObjectCommand } from "@aws-sdk/client-s3";
 import { startNode, type TestNode } from "../helpers/node";
@@ -12,6 +12,7 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 	this.timeout(60_000);
 	let node: TestNode;
 	let token: string;
+	let admin: string;
 	let s3: S3Client;
 
 	const stat = (p: string) => node.api("GET", `/a/tree/stat/${encodeURIComponent(p)}`, undefined, token);
@@ -26,7 +27,7 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 
 	before(async () => {
 		node = await startNode();
-		const admin = await node.login("admin", node.adminPassword);
+		admin = await node.login("admin", node.adminPassword);
 		assert.equal((await node.api("PUT", "/a/user/dana", { Password: "Dana-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
 		const ds = await node.api("POST", "/a/config/datasource/delstruct", { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "delstruct" } }, admin);
 		assert.equal(ds.status, 200, ds.text);
@@ -57,13 +58,12 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 		assert.ok(await exists("personal-files/reports/q1.txt"));
 	});
 
-	it("folders made by uploads go with their last file, as S3 prefixes; a folder made on purpose stays", async () => {
-		await mkdir("personal-files/kept");
-		await put("personal-files/kept/a/b/only.txt");
-		assert.equal((await del("personal-files/kept/a/b/only.txt")).$metadata.httpStatusCode, 204);
-		assert.equal(await exists("personal-files/kept/a/b"), false);
-		assert.equal(await exists("personal-files/kept/a"), false);
-		assert.ok(await exists("personal-files/kept"), "made through REST: a real folder, kept");
+	it("a folder emptied by an S3 delete goes with its last file, as an S3 prefix, up to the workspace root", async () => {
+		await mkdir("personal-files/made");
+		await put("personal-files/made/a/b/only.txt");
+		assert.equal((await del("personal-files/made/a/b/only.txt")).$metadata.httpStatusCode, 204);
+		for (const p of ["made/a/b", "made/a", "made"]) assert.equal(await exists(`personal-files/${p}`), false, p);
+		assert.ok(await exists("personal-files"));
 		// Deleting one file of two leaves the folder.
 		await put("personal-files/two/x.txt");
 		await put("personal-files/two/y.txt");
@@ -71,15 +71,39 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 		assert.ok(await exists("personal-files/two"));
 		await del("personal-files/two/y.txt");
 		assert.equal(await exists("personal-files/two"), false);
+		// A REST delete is Cells': the folder stays.
+		await put("personal-files/rest/z.txt");
+		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "personal-files/rest/z.txt" }] }, token)).status, 200);
+		assert.ok(await exists("personal-files/rest"));
 	});
 
-	it("dir/ removes an empty folder; on a folder holding files it removes nothing, and the folder goes with them", async () => {
+	it("keeps an emptied folder an ACL points to (a workspace's root, a restriction) or that carries metadata", async () => {
+		for (const k of ["acl/f.txt", "root/f.txt", "meta/f.txt"]) await put(`ws-delstruct/keep/${k}`);
+		const uuid = async (p: string) => (await stat(p)).body.Node.Uuid as string;
+		assert.equal((await node.api("PUT", "/a/acl", { RoleID: "some-team", NodeID: await uuid("ws-delstruct/keep/acl"), Action: { Name: "read", Value: "1" } }, admin)).status, 200);
+		const rootUuid = await uuid("ws-delstruct/keep/root");
+		const sub = await node.api("PUT", "/a/workspace/ws-sub", { Label: "Sub", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { [rootUuid]: { Uuid: rootUuid, Path: "delstruct/keep/root" } } }, admin);
+		assert.equal(sub.status, 200, sub.text);
+		const meta = await node.api("POST", `/a/meta/set/${encodeURIComponent("ws-delstruct/keep/meta")}`, { Metadatas: [{ Namespace: "usermeta-note", JsonMeta: '"keep me"' }] }, token);
+		assert.equal(meta.status, 200, meta.text);
+		for (const k of ["acl/f.txt", "root/f.txt", "meta/f.txt"]) await del(`ws-delstruct/keep/${k}`);
+		for (const k of ["acl", "root", "meta"]) assert.ok(await exists(`ws-delstruct/keep/${k}`), k);
+		// Asked for by name, the folder a workspace stands on stays too; an empty folder with metadata goes.
+		await del("ws-delstruct/keep/root/");
+		await del("ws-delstruct/keep/acl/");
+		assert.ok(await exists("ws-delstruct/keep/root"));
+		assert.ok(await exists("ws-delstruct/keep/acl"));
+		await del("ws-delstruct/keep/meta/");
+		assert.equal(await exists("ws-delstruct/keep/meta"), false);
+	});
+
+	it("dir/ removes an empty folder; on a folder holding anything it removes nothing, and the folder goes with it", async () => {
 		await mkdir("personal-files/empty/inner");
 		assert.equal((await del("personal-files/empty/")).$metadata.httpStatusCode, 204);
 		assert.ok(await exists("personal-files/empty/inner"), "not empty: nothing removed");
 		await del("personal-files/empty/inner/");
 		assert.equal(await exists("personal-files/empty/inner"), false);
-		assert.equal(await exists("personal-files/empty"), false, "its marker was deleted: it went once emptied");
+		assert.equal(await exists("personal-files/empty"), false, "emptied: gone with its last folder");
 
 		await mkdir("personal-files/team");
 		await put("personal-files/team/plan.txt");
@@ -89,13 +113,13 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 		assert.equal(await exists("personal-files/team"), false);
 	});
 
-	it("a recursive listing shows markers of folders made on purpose and of empty ones; a delimited one only prefixes", async () => {
+	it("a recursive listing shows empty folders as dir/ markers; a delimited one only prefixes", async () => {
 		await mkdir("personal-files/lst/made/sub");
 		await put("personal-files/lst/made/f.txt");
 		await put("personal-files/lst/up/g.txt");
 		assert.equal((await s3.send(new PutObjectCommand({ Bucket: "io", Key: "personal-files/lst/marker/", Body: Buffer.alloc(0) }))).$metadata.httpStatusCode, 200);
 		const all = await keys("personal-files/lst/");
-		assert.deepEqual(all.contents, ["personal-files/lst/", "personal-files/lst/made/", "personal-files/lst/made/f.txt", "personal-files/lst/made/sub/", "personal-files/lst/marker/", "personal-files/lst/up/g.txt"]);
+		assert.deepEqual(all.contents, ["personal-files/lst/made/f.txt", "personal-files/lst/made/sub/", "personal-files/lst/marker/", "personal-files/lst/up/g.txt"]);
 		const marker = all.contents.indexOf("personal-files/lst/marker/");
 		const r = await s3.send(new ListObjectsV2Command({ Bucket: "io", Prefix: "personal-files/lst/marker/" }));
 		assert.equal(r.Contents?.[0].Size, 0);
@@ -103,7 +127,7 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 		assert.ok(marker >= 0);
 		const top = await keys("personal-files/lst/", "/");
 		assert.deepEqual(top, { contents: [], prefixes: ["personal-files/lst/made/", "personal-files/lst/marker/", "personal-files/lst/up/"] });
-		// A marker PUT below missing folders makes only them prefixes: deleting the marker leaves nothing.
+		// A marker PUT below missing folders: deleting it leaves nothing.
 		await s3.send(new PutObjectCommand({ Bucket: "io", Key: "personal-files/p1/p2/p3/", Body: Buffer.alloc(0) }));
 		assert.deepEqual((await keys("personal-files/p1/")).contents, ["personal-files/p1/p2/p3/"]);
 		await del("personal-files/p1/p2/p3/");
@@ -112,11 +136,13 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 
 	it("a tree deleted key by key in parallel, in any order, markers included, leaves no folder (aws s3 rm --recursive)", async () => {
 		await mkdir("personal-files/par/m1/m2");
+		await mkdir("personal-files/par/e1/e2");
+		await mkdir("personal-files/par/e3");
 		for (let i = 0; i < 6; i++) await put(`personal-files/par/m1/m2/f${i}.txt`);
 		for (let i = 0; i < 4; i++) await put(`personal-files/par/u1/u2/g${i}.txt`);
 		await put("personal-files/par/top.txt");
 		const listed = (await keys("personal-files/par/")).contents;
-		assert.ok(listed.includes("personal-files/par/m1/m2/") && listed.includes("personal-files/par/"), listed.join(","));
+		assert.ok(listed.includes("personal-files/par/e1/e2/") && listed.includes("personal-files/par/e3/"), listed.join(","));
 		// Markers first: the worst order for a folder that must go with its files.
 		const order = [...listed.filter((k) => k.endsWith("/")), ...listed.filter((k) => !k.endsWith("/")).reverse()];
 		const results = await Promise.all(order.map((k) => del(k)));
@@ -153,7 +179,7 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 		assert.equal(existsSync(join(root, "s/a")), false);
 		assert.ok(existsSync(join(root, "s/b/three.txt")));
 		await del("ws-delstruct/s/b/three.txt");
-		assert.deepEqual(readdirSync(root).filter((n) => !n.startsWith(".")), []);
+		assert.equal(existsSync(join(root, "s")), false);
 		await assert.rejects(s3.send(new HeadObjectCommand({ Bucket: "io", Key: "ws-delstruct/s/b/three.txt" })), (e: { $metadata: { httpStatusCode: number } }) => e.$metadata.httpStatusCode === 404);
 	});
 });
