@@ -77,14 +77,24 @@ export function decodeTags(stored: string | undefined): S3Tag[] {
 	}
 }
 
+/** A file's tags (NoSuchKey for anything but a file). */
+export async function tagsOf(deps: Caller, key: string, user: Identity): Promise<S3Tag[]> {
+	return decodeTags((await objectAt(deps, key, user, false)).MetaStore?.[S3_TAGS]);
+}
+
 export async function getTaggingXml(deps: Caller, key: string, user: Identity): Promise<string> {
-	return taggingXml(decodeTags((await objectAt(deps, key, user, false)).MetaStore?.[S3_TAGS]));
+	return taggingXml(await tagsOf(deps, key, user));
+}
+
+/** Makes `tags` the whole tag set of the file at `key` (none: removed), as a write or a copy that carries tags does. */
+export async function storeTags(deps: Caller, key: string, user: Identity, tags: S3Tag[]): Promise<void> {
+	checkTags(tags);
+	const params = tags.length ? { set: { [S3_TAGS]: JSON.stringify(Object.fromEntries(tags.map((t) => [t.Key, t.Value]))) } } : { remove: [S3_TAGS] };
+	await deps.call("tree.setMeta", { Path: key, ...params }, user);
 }
 
 /** PutObjectTagging replaces the whole set; an empty set removes it (as DeleteObjectTagging). */
 export async function putTagging(deps: Caller, key: string, user: Identity, tags: S3Tag[]): Promise<void> {
 	await objectAt(deps, key, user, false);
-	checkTags(tags);
-	const params = tags.length ? { set: { [S3_TAGS]: JSON.stringify(Object.fromEntries(tags.map((t) => [t.Key, t.Value]))) } } : { remove: [S3_TAGS] };
-	await deps.call("tree.setMeta", { Path: key, ...params }, user);
+	await storeTags(deps, key, user, tags);
 }

@@ -12,7 +12,7 @@ import { parseS3Request, BUCKETS, resolveRange, contentRange, validateKey, MAX_U
 import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
 import { createBodyDecoder } from "./chunked";
 import { readAhead } from "./read-ahead";
-import { bucketCreationDate, getTaggingXml, notConfigured, objectAclXml, putTagging } from "./buckets";
+import { bucketCreationDate, getTaggingXml, notConfigured, objectAclXml, putTagging, storeTags, tagsOf } from "./buckets";
 import { headersFromRequest, decodeObjectHeaders, type ObjectHeaders } from "./object-meta";
 import { ZipWriter, safeEntryPath } from "../jobs/zip";
 import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../jobs/archive";
@@ -35,6 +35,7 @@ import {
 	parseTagging,
 	accessControlPolicyXml,
 	requestPaymentXml,
+	type S3Tag,
 	readSmallBody,
 	quoteETag,
 	unquoteETag,
@@ -75,6 +76,8 @@ interface Upload extends Prepared {
 	K: string;
 	/** The headers to store with the object once completed (given to CreateMultipartUpload). */
 	h?: ObjectHeaders;
+	/** The tags to give it then (x-amz-tagging of CreateMultipartUpload: aws s3 cp copies tags this way). */
+	t?: S3Tag[];
 }
 
 const BUCKET = "io";
@@ -220,7 +223,10 @@ export class IoGateway {
 				if (src.key === key && !headers && (!src.versionId || src.versionId === "null"))
 					throw new S3Error("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.");
 				if (src.versionId && src.versionId !== "null") return this.copyVersion(res, user, key, src.key, src.versionId, headers); // versions
+				// The copy has the source's tags (COPY, S3's default) or the request's (REPLACE); onto itself it keeps its own.
+				const tags = s3.taggingDirective === "REPLACE" ? (s3.tagging ?? []) : src.key !== key ? await tagsOf(this.deps, src.key, user) : undefined;
 				const r = await this.deps.call<{ Etag: string; MTime: number }>("tree.copyObject", { From: src.key, To: key, ...(headers ? { Headers: headers } : {}) }, user);
+				if (tags) await storeTags(this.deps, key, user, tags);
 				return this.xml(res, 200, copyObjectResultXml({ ETag: r.Etag, LastModified: r.MTime * 1000 }));
 			}
 			case "CreateMultipartUpload": {
@@ -230,7 +236,7 @@ export class IoGateway {
 				const store = await this.deps.store(w.ds);
 				const s = await store.createMultipart(w.key);
 				// The headers ride in the signed upload id, as the rest of the upload's state.
-				const uploadId = this.signUpload({ ...w, s, o: user.Uuid, K: key, ...(Object.keys(h).length ? { h } : {}) });
+				const uploadId = this.signUpload({ ...w, s, o: user.Uuid, K: key, ...(Object.keys(h).length ? { h } : {}), ...(s3.tagging ? { t: s3.tagging } : {}) });
 				if (uploadId.length > MAX_UPLOAD_ID) {
 					await store.abortMultipart(s).catch(() => undefined);
 					throw new S3Error("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size for a multipart upload, whose id carries them");
@@ -267,6 +273,7 @@ export class IoGateway {
 				const store = await this.deps.store(up.ds);
 				const done = await store.completeMultipart(up.s, parts.map((p) => ({ partNumber: p.PartNumber, etag: p.ETag })));
 				await this.deps.call("tree.commitWrite", { ds: up.ds, path: up.path, uuid: up.uuid, key: up.key, size: done.size, etag: done.md5 ?? unquoteETag(done.etag), headers: up.h }, user);
+				if (up.t) await storeTags(this.deps, key, user, up.t);
 				return this.xml(res, 200, completeMultipartUploadXml({ Location: `/${s3.bucket ?? BUCKET}/${key}`, Bucket: s3.bucket ?? BUCKET, Key: key, ETag: done.etag }));
 			}
 			case "AbortMultipartUpload": {
@@ -422,6 +429,7 @@ export class IoGateway {
 		req.on("error", (e) => body.destroy(e));
 		const written = await store.put(w.key, body, { size: s3.payload.objectSize, contentType: s3.contentType });
 		await this.deps.call("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5, headers: stored }, user);
+		if (s3.tagging) await storeTags(this.deps, key, user, s3.tagging);
 		res.writeHead(200, { ETag: quoteETag(written.md5) });
 		res.end();
 	}

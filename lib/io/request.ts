@@ -6,7 +6,7 @@
 // segments, at most 1024 bytes). Query parameters follow Go's url.ParseQuery (as Cells does): `+` is a space.
 // The SDK's `x-id=<Operation>` parameter is accepted and ignored for routing. Checksum headers
 // (x-amz-checksum-*, x-amz-sdk-checksum-algorithm) are ignored.
-import { S3Error } from "./xml";
+import { S3Error, checkTags, type S3Tag } from "./xml";
 
 export const BUCKET = "io";
 /** Cells serves its gateway under both names: `data` is the same bucket as `io`, answered alike. */
@@ -129,6 +129,10 @@ export interface S3Request {
 	copySourceRange?: string;
 	/** x-amz-metadata-directive for CopyObject: COPY (default) or REPLACE. */
 	metadataDirective?: "COPY" | "REPLACE";
+	/** x-amz-tagging (PutObject, CreateMultipartUpload, CopyObject), checked as S3 checks tags. */
+	tagging?: S3Tag[];
+	/** x-amz-tagging-directive for CopyObject: COPY (the source's tags, the default) or REPLACE (x-amz-tagging). */
+	taggingDirective?: "COPY" | "REPLACE";
 	/** Raw Range header (GetObject/HeadObject); resolve it with resolveRange() once the size is known. */
 	range?: string;
 	/** response-* query overrides for GetObject, as response header name -> value. */
@@ -567,6 +571,9 @@ export function parseS3Request(method: string, url: string, headers: Headers): S
 					const d = (headerValue(headers, "x-amz-metadata-directive") ?? "COPY").trim().toUpperCase();
 					if (d !== "COPY" && d !== "REPLACE") throw new S3Error("InvalidArgument", "Unknown metadata directive.", { ArgumentName: "x-amz-metadata-directive", ArgumentValue: d });
 					r.metadataDirective = d;
+					const t = (headerValue(headers, "x-amz-tagging-directive") ?? "COPY").trim().toUpperCase();
+					if (t !== "COPY" && t !== "REPLACE") throw new S3Error("InvalidArgument", "Unknown tagging directive.", { ArgumentName: "x-amz-tagging-directive", ArgumentValue: t });
+					r.taggingDirective = t;
 				}
 			}
 			fillUploadHeaders(r, headers);
@@ -607,4 +614,7 @@ function fillUploadHeaders(r: S3Request, headers: Headers): void {
 		const lk = k.toLowerCase();
 		if (lk.startsWith("x-amz-meta-") && v !== undefined) r.metadata[lk.slice(11)] = Array.isArray(v) ? v.join(",") : v;
 	}
+	// URL-encoded as a query string (`k1=v1&k2=v2`), as S3 takes it.
+	const tagging = headerValue(headers, "x-amz-tagging");
+	if (tagging !== undefined) r.tagging = checkTags(parseQueryPairs(tagging.trim()).map(([Key, Value]) => ({ Key, Value })));
 }

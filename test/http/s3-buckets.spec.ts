@@ -224,4 +224,20 @@ describe("HTTP: the io bucket answered as S3 does", function () {
 		assert.equal((await s3.send(new DeleteObjectTaggingCommand({ Bucket: "io", Key }))).$metadata.httpStatusCode, 204);
 		assert.deepEqual((await s3.send(new GetObjectTaggingCommand({ Bucket: "io", Key }))).TagSet, []);
 	});
+
+	it("takes tags with the write (x-amz-tagging), and copies carry the source's unless told otherwise", async () => {
+		const tags = async (Key: string) => (await s3.send(new GetObjectTaggingCommand({ Bucket: "io", Key }))).TagSet?.map((t) => `${t.Key}=${t.Value}`);
+		await s3.send(new PutObjectCommand({ Bucket: "io", Key: "ws-rw/tw/a.txt", Body: "a", Tagging: "team=ops&note=two%20words" }));
+		assert.deepEqual(await tags("ws-rw/tw/a.txt"), ["team=ops", "note=two words"]);
+		await s3.send(new CopyObjectCommand({ Bucket: "io", Key: "ws-rw/tw/b.txt", CopySource: "io/ws-rw/tw/a.txt" }));
+		assert.deepEqual(await tags("ws-rw/tw/b.txt"), ["team=ops", "note=two words"]);
+		await s3.send(new CopyObjectCommand({ Bucket: "io", Key: "ws-rw/tw/b.txt", CopySource: "io/ws-rw/tw/a.txt", TaggingDirective: "REPLACE", Tagging: "only=this" }));
+		assert.deepEqual(await tags("ws-rw/tw/b.txt"), ["only=this"]);
+		const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: "io", Key: "ws-rw/tw/mp.bin", Tagging: "big=yes" }));
+		const part = await s3.send(new UploadPartCommand({ Bucket: "io", Key: "ws-rw/tw/mp.bin", UploadId, PartNumber: 1, Body: "parts" }));
+		await s3.send(new CompleteMultipartUploadCommand({ Bucket: "io", Key: "ws-rw/tw/mp.bin", UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }));
+		assert.deepEqual(await tags("ws-rw/tw/mp.bin"), ["big=yes"]);
+		await assert.rejects(s3.send(new PutObjectCommand({ Bucket: "io", Key: "ws-rw/tw/bad.txt", Body: "x", Tagging: "aws:no=1" })), fails("InvalidTag", 400));
+		await assert.rejects(s3.send(new GetObjectCommand({ Bucket: "io", Key: "ws-rw/tw/bad.txt" })), fails("NoSuchKey", 404), "refused before anything is written");
+	});
 });
