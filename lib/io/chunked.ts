@@ -11,11 +11,14 @@
 //    (as for any failed upload) — the final signature is checked before the stream ends.
 //  - Sha256Verifier: plain bodies whose x-amz-content-sha256 is a digest (XAmzContentSHA256Mismatch at the end).
 //  - createBodyDecoder(): picks the right one from the request's PayloadInfo and verified SigV4 context.
-// Trailing checksums (x-amz-checksum-crc32 …) are collected in `trailers`, not checked.
+// Trailing checksums (x-amz-checksum-crc32 …) are collected in `trailers`; the one createBodyDecoder() is given
+// (from the request's header or x-amz-trailer, see checksums.ts) is computed as the bytes pass and checked at the
+// end: BadDigest before the stream ends, so nothing is committed.
 import { createHash, createHmac, timingSafeEqual, type Hash } from "node:crypto";
 import { PassThrough, Transform, type TransformCallback } from "node:stream";
 import type { PayloadInfo } from "./request";
 import { EMPTY_SHA256, isSignedStreaming, sha256Hex, type VerifyOk } from "./sigv4";
+import { ChecksumVerifier, checkChecksum, newChecksum, type Checksum, type RequestChecksum } from "./checksums";
 import { S3Error } from "./xml";
 
 export interface ChunkSigningContext {
@@ -39,6 +42,8 @@ export interface AwsChunkedOptions {
 	decodedContentLength?: number;
 	/** Largest accepted chunk (default 64 MiB). */
 	maxChunkSize?: number;
+	/** The additional checksum to compute over the payload and check against its header or trailer. */
+	checksum?: RequestChecksum;
 }
 
 export const MAX_LINE = 4096;
@@ -90,12 +95,14 @@ export class AwsChunkedDecoder extends Transform {
 	private canonicalTrailers = "";
 	private trailerSig: string | undefined;
 	private sawTrailerLine = false;
+	private readonly sum: Checksum | undefined;
 
 	constructor(opts: AwsChunkedOptions) {
 		super();
 		this.opts = opts;
 		this.maxChunk = opts.maxChunkSize ?? DEFAULT_MAX_CHUNK;
 		this.prevSig = opts.signing?.seedSignature.toLowerCase() ?? "";
+		this.sum = opts.checksum && newChecksum(opts.checksum.algorithm);
 	}
 
 	override _transform(chunk: Buffer | string, _enc: BufferEncoding, cb: TransformCallback): void {
@@ -119,6 +126,7 @@ export class AwsChunkedDecoder extends Transform {
 			const want = this.opts.decodedContentLength;
 			if (want !== undefined && want !== this.decodedBytes)
 				throw new S3Error("IncompleteBody", `Decoded ${this.decodedBytes} bytes but x-amz-decoded-content-length is ${want}`);
+			if (this.opts.checksum && this.sum) checkChecksum(this.opts.checksum, this.sum.digest(), this.trailers);
 			cb();
 		} catch (e) {
 			cb(e as Error);
@@ -153,6 +161,7 @@ export class AwsChunkedDecoder extends Transform {
 					off += n;
 					this.remaining -= n;
 					this.hash?.update(part);
+					this.sum?.update(part);
 					this.decodedBytes += n;
 					const want = this.opts.decodedContentLength;
 					if (want !== undefined && this.decodedBytes > want) throw new S3Error("IncompleteBody", `More payload than x-amz-decoded-content-length (${want})`);
@@ -248,28 +257,36 @@ export function createAwsChunkedDecoder(opts: AwsChunkedOptions): AwsChunkedDeco
 	return new AwsChunkedDecoder(opts);
 }
 
-/** Pass-through that checks the body's sha256 (and optionally its length) at the end. */
+/** Pass-through that checks the body's sha256 (and optionally its length, and an additional checksum) at the end. */
 export class Sha256Verifier extends Transform {
 	private readonly hash = createHash("sha256");
 	private readonly expected: string;
 	private readonly length: number | undefined;
+	private readonly sum: Checksum | undefined;
 	bytes = 0;
-	constructor(expectedHex: string, expectedLength?: number) {
+	constructor(expectedHex: string, expectedLength?: number, private readonly checksum?: RequestChecksum) {
 		super();
 		this.expected = expectedHex.toLowerCase();
 		this.length = expectedLength;
+		this.sum = checksum && newChecksum(checksum.algorithm);
 	}
 	override _transform(chunk: Buffer | string, _enc: BufferEncoding, cb: TransformCallback): void {
 		const buf = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
 		this.bytes += buf.length;
 		if (this.length !== undefined && this.bytes > this.length) return cb(new S3Error("IncompleteBody", "More bytes than Content-Length"));
 		this.hash.update(buf);
+		this.sum?.update(buf);
 		cb(null, buf);
 	}
 	override _flush(cb: TransformCallback): void {
 		if (this.length !== undefined && this.bytes !== this.length) return cb(new S3Error("IncompleteBody"));
 		if (!sameHex(this.hash.digest("hex"), this.expected)) return cb(new S3Error("XAmzContentSHA256Mismatch"));
-		cb();
+		try {
+			if (this.checksum && this.sum) checkChecksum(this.checksum, this.sum.digest());
+			cb();
+		} catch (e) {
+			cb(e as Error);
+		}
 	}
 }
 
@@ -278,9 +295,19 @@ export class Sha256Verifier extends Transform {
  * - aws-chunked modes -> AwsChunkedDecoder (chunk signatures verified when `auth` is a verified SigV4 request
  *   that signed a STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER] payload);
  * - a sha256 digest -> Sha256Verifier (when `verifyDigest`, default true);
- * - unsigned -> PassThrough.
+ * - unsigned -> PassThrough;
+ * each also checking `checksum` (requestChecksum() of the request's headers) when given.
  */
-export function createBodyDecoder(payload: PayloadInfo, auth?: VerifyOk | null, opts: { verifyDigest?: boolean; maxChunkSize?: number } = {}): Transform {
+export function createBodyDecoder(payload: PayloadInfo, auth?: VerifyOk | null, opts: { verifyDigest?: boolean; maxChunkSize?: number; checksum?: RequestChecksum } = {}): Transform {
+	const t = pickBodyDecoder(payload, auth, opts);
+	// A small body is decoded whole, and checked, while the store is still getting ready to read it: an error then
+	// has no listener yet and would be thrown out of the process. Stores read with pipeline(), which still gets it
+	// (a stream that already failed).
+	t.on("error", () => undefined);
+	return t;
+}
+
+function pickBodyDecoder(payload: PayloadInfo, auth: VerifyOk | null | undefined, opts: { verifyDigest?: boolean; maxChunkSize?: number; checksum?: RequestChecksum }): Transform {
 	switch (payload.mode) {
 		case "streaming-signed":
 		case "streaming-signed-trailer":
@@ -291,12 +318,19 @@ export function createBodyDecoder(payload: PayloadInfo, auth?: VerifyOk | null, 
 				o.signing = { signingKey: auth.signingKey, seedSignature: auth.seedSignature, amzDate: auth.amzDate, scope: auth.scope };
 			if (payload.decodedContentLength !== undefined) o.decodedContentLength = payload.decodedContentLength;
 			if (opts.maxChunkSize !== undefined) o.maxChunkSize = opts.maxChunkSize;
+			if (opts.checksum) o.checksum = opts.checksum;
 			return new AwsChunkedDecoder(o);
 		}
 		case "sha256":
-			if (opts.verifyDigest !== false && payload.contentSha256) return new Sha256Verifier(payload.contentSha256);
-			return new PassThrough();
+			if (opts.verifyDigest !== false && payload.contentSha256) return new Sha256Verifier(payload.contentSha256, undefined, opts.checksum);
+			return opts.checksum ? new ChecksumVerifier(opts.checksum) : new PassThrough();
 		default:
-			return new PassThrough();
+			return opts.checksum ? new ChecksumVerifier(opts.checksum) : new PassThrough();
 	}
+}
+
+/** The checksum a body was checked against, answered back as S3 does once the body is stored (empty when none). */
+export function checkedChecksumHeader(c: RequestChecksum | undefined, body: Transform): Record<string, string> {
+	const value = c && (c.expected ?? (body instanceof AwsChunkedDecoder ? body.trailers[c.name] : undefined));
+	return c && value ? { [c.name]: value.trim() } : {};
 }

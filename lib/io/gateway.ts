@@ -10,10 +10,11 @@ import type { Identity } from "../auth/identity";
 import type { ObjectStore } from "../storage/types";
 import { parseS3Request, BUCKETS, resolveRange, contentRange, validateKey, MAX_UPLOAD_ID, type S3Request } from "./request";
 import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
-import { createBodyDecoder } from "./chunked";
-import { readAhead } from "./read-ahead";
+import { createBodyDecoder, checkedChecksumHeader } from "./chunked";
 import { bucketCreationDate, getTaggingXml, notConfigured, objectAclXml, putTagging, storeTags, tagsOf } from "./buckets";
+import { readAhead } from "./read-ahead";
 import { headersFromRequest, decodeObjectHeaders, type ObjectHeaders } from "./object-meta";
+import { requestChecksum } from "./checksums";
 import { ZipWriter, safeEntryPath } from "../jobs/zip";
 import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../jobs/archive";
 import type { ArchiveFormat } from "../jobs/params";
@@ -245,11 +246,12 @@ export class IoGateway {
 			}
 			case "UploadPart": {
 				const up = this.upload(s3, user, key);
+				const checksum = requestChecksum(req.headers, s3.payload);
 				const store = await this.deps.store(up.ds);
 				await checkRoom(store, s3.payload.objectSize);
-				const body = req.pipe(createBodyDecoder(s3.payload, verified));
+				const body = req.pipe(createBodyDecoder(s3.payload, verified, { checksum }));
 				const part = await store.putPart(up.s, s3.partNumber ?? 0, body, s3.payload.objectSize);
-				res.writeHead(200, { ETag: part.etag });
+				res.writeHead(200, { ETag: part.etag, ...checkedChecksumHeader(checksum, body) });
 				return void res.end();
 			}
 			case "UploadPartCopy": {
@@ -418,6 +420,7 @@ export class IoGateway {
 			return void res.writeHead(200, { ETag: quoteETag("d41d8cd98f00b204e9800998ecf8427e") }).end();
 		}
 		const stored = headersFromRequest(req.headers, s3.payload);
+		const checksum = requestChecksum(req.headers, s3.payload);
 		if (s3.payload.objectSize !== undefined) {
 			// Before prepareWrite, which makes the missing folders: a refused upload leaves nothing.
 			const where = await this.deps.call<Located>("tree.locate", { Path: key, need: "write" }, user);
@@ -425,12 +428,12 @@ export class IoGateway {
 		}
 		const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
 		const store = await this.deps.store(w.ds);
-		const body = req.pipe(createBodyDecoder(s3.payload, verified));
+		const body = req.pipe(createBodyDecoder(s3.payload, verified, { checksum }));
 		req.on("error", (e) => body.destroy(e));
 		const written = await store.put(w.key, body, { size: s3.payload.objectSize, contentType: s3.contentType });
 		await this.deps.call("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5, headers: stored }, user);
 		if (s3.tagging) await storeTags(this.deps, key, user, s3.tagging);
-		res.writeHead(200, { ETag: quoteETag(written.md5) });
+		res.writeHead(200, { ETag: quoteETag(written.md5), ...checkedChecksumHeader(checksum, body) });
 		res.end();
 	}
 
