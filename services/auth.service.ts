@@ -109,10 +109,11 @@ const AuthService: ServiceSchema = {
 			return this.grant(ctx, user, grant);
 		},
 		async logout(ctx: Context<unknown, Meta>) {
-			let sessionId = ctx.meta.user?.SessionId;
+			const sessionId = ctx.meta.user?.SessionId;
 			const refresh = cookieValue(ctx.meta.cookie, COOKIE);
-			if (!sessionId && refresh) sessionId = refresh.split(".")[0];
 			if (sessionId) await ctx.call("tokens.deleteSession", { sessionId });
+			// Without an access token the cookie must hold the session's current secret, not merely name it.
+			else if (refresh) await ctx.call("tokens.endSessionWithRefresh", { refreshToken: refresh });
 			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie("", 0) };
 			return {};
 		},

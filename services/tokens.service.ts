@@ -94,6 +94,15 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 				return { deleted };
 			},
 		},
+		// Internal: a logout carrying only the refresh cookie ends the session if the cookie's secret is current.
+		endSessionWithRefresh: {
+			params: { refreshToken: { type: "string", max: 512 } },
+			async handler(this: TokensThis, ctx: Context<{ refreshToken: string }, Meta>) {
+				const sessionId = await this.sessions.endWithRefresh(ctx.params.refreshToken);
+				if (sessionId) this.revoked({ Kind: "session", SessionIds: [sessionId] });
+				return { deleted: !!sessionId };
+			},
+		},
 		deleteUserSessions: {
 			params: { userUuid: id },
 			handler(this: TokensThis, ctx: Context<{ userUuid: string }, Meta>) {

@@ -104,6 +104,19 @@ export class Sessions {
 		return { sessionId: doc._id, userUuid: doc.userUuid, refreshExpiresAt: doc.refreshExpiresAt };
 	}
 
+	/**
+	 * Ends the session a refresh token belongs to, only if the token is its current one: a logout that comes with
+	 * no access token proves the session is the caller's with its secret, not with its id, which access tokens
+	 * carry in clear. The session id when one was ended, else null.
+	 */
+	async endWithRefresh(refreshToken: string): Promise<string | null> {
+		const parsed = parseRefreshToken(refreshToken);
+		if (!parsed) return null;
+		const doc = await this.load(parsed.sessionId);
+		if (!doc || !sameHash(doc.refreshHash, sha256(parsed.secret))) return null;
+		return (await this.store.removeMany({ _id: doc._id, kind: "session", refreshHash: doc.refreshHash })) > 0 ? doc._id : null;
+	}
+
 	async delete(sessionId: string): Promise<boolean> {
 		return (await this.store.removeMany({ _id: sessionId, kind: "session" })) > 0;
 	}

@@ -56,6 +56,20 @@ describe("HTTP: sessions and credentials", function () {
 		assert.equal((await node.api("GET", "/a/user/alice", undefined, token)).status, 401);
 	});
 
+	it("a logout with only the session cookie ends the session if the cookie holds its current secret, not merely its id", async () => {
+		const login = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login: "alice", password: "Alice-Pass-1234" } });
+		const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0];
+		const [name, value] = cookie.split("=");
+		const sessionId = value.split(".")[0];
+		// An id alone (as every access token of the session carries it) ends nothing.
+		const forged = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "logout" } }, undefined, { Cookie: `${name}=${sessionId}.not-the-secret` });
+		assert.equal(forged.status, 200);
+		assert.equal((await node.api("GET", "/a/user/alice", undefined, login.body.JWT)).status, 200);
+		const out = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "logout" } }, undefined, { Cookie: cookie });
+		assert.equal(out.status, 200);
+		assert.equal((await node.api("GET", "/a/user/alice", undefined, login.body.JWT)).status, 401);
+	});
+
 	it("revokes a token with POST /a/auth/token/revoke", async () => {
 		const token = await node.login("alice", "Alice-Pass-1234");
 		const r = await node.api("POST", "/a/auth/token/revoke", { TokenId: token }, token);
