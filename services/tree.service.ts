@@ -269,7 +269,7 @@ const TreeService: ServiceSchema = {
 				const slug = Prefix.split("/")[0];
 				if (!Prefix.includes("/")) {
 					// Workspaces are the top-level "folders" of the bucket.
-					const list: AccessibleWorkspace[] = await this.resolver.workspacesOf(user);
+					const list: AccessibleWorkspace[] = await this.resolver.visibleWorkspaces(user);
 					const names = list.map((w) => `${w.Slug}/`).filter((k) => k.startsWith(Prefix) && (!StartAfter || k > StartAfter)).sort();
 					if (Delimiter === "/") return { Contents: [], CommonPrefixes: names.slice(0, MaxKeys), IsTruncated: names.length > MaxKeys, NextStartAfter: names.length > MaxKeys ? names[MaxKeys - 1] : undefined };
 					if (names.length !== 1) return { Contents: [], CommonPrefixes: [], IsTruncated: false };

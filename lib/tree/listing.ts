@@ -114,7 +114,7 @@ export class TreeReader {
 			}
 			const loc: Location | null = await this.resolver.resolve(path, user);
 			if (!loc) {
-				const list: AccessibleWorkspace[] = await this.resolver.workspacesOf(user);
+				const list: AccessibleWorkspace[] = await this.resolver.visibleWorkspaces(user);
 				for (const ws of list) nodes.push(presentWorkspace(ws, Object.keys(ws.RootNodes ?? {})[0] ?? ws.UUID));
 				continue;
 			}

@@ -33,6 +33,11 @@ export interface ResolverDeps {
 	ensureFolder(ds: string, path: string): Promise<void>;
 }
 
+/** A token's node scopes (`node:<uuid>:r|w|rw`) as [whole, uuid, mode]; none for unscoped credentials. */
+function nodeScopes(user: Identity): RegExpExecArray[] {
+	return (user.Scopes ?? []).map((s) => /^node:([^:]+):(r|w|rw)$/.exec(s)).filter((m): m is RegExpExecArray => !!m);
+}
+
 export class Resolver {
 	private workspaces = new TtlCache<AccessibleWorkspace[]>(5000, 5000);
 	private roots = new TtlCache<{ ds: string; path: string }>(60_000, 20_000);
@@ -89,6 +94,23 @@ export class Resolver {
 		return list;
 	}
 
+	/**
+	 * The workspaces shown at the root of a listing: all those of the user, or for a node-scoped token only the
+	 * ones holding one of its nodes (the others it could not open anyway, and their names are not its business).
+	 */
+	async visibleWorkspaces(user: Identity): Promise<AccessibleWorkspace[]> {
+		const list = await this.workspacesOf(user);
+		const scopes = nodeScopes(user);
+		if (!scopes.length) return list;
+		const nodes = (await Promise.all(scopes.map(([, uuid]) => this.deps.nodeByUuid(uuid)))).filter((n) => !!n);
+		const out: AccessibleWorkspace[] = [];
+		for (const ws of list) {
+			const root = await this.rootOf(ws, user).catch(() => null);
+			if (root && nodes.some((n) => n.ds === root.ds && (root.path === "" || n.path === root.path || n.path.startsWith(`${root.path}/`)))) out.push(ws);
+		}
+		return out;
+	}
+
 	async rootOf(ws: AccessibleWorkspace, user: Identity): Promise<{ ds: string; path: string }> {
 		const [uuid, node] = Object.entries(ws.RootNodes ?? {})[0] ?? [];
 		if (!uuid) throw new NotFoundError(`Workspace ${ws.Slug} has no root`, "workspace.noroot");
@@ -130,7 +152,7 @@ export class Resolver {
 	 * what is below them, with at most the rights it names.
 	 */
 	private async withinScopes(loc: Location, user: Identity, need: "read" | "write"): Promise<boolean> {
-		const scopes = (user.Scopes ?? []).map((s) => /^node:([^:]+):(r|w|rw)$/.exec(s)).filter((m): m is RegExpExecArray => !!m);
+		const scopes = nodeScopes(user);
 		if (!scopes.length) return true;
 		for (const [, uuid, mode] of scopes) {
 			if (!mode.includes(need === "read" ? "r" : "w")) continue;

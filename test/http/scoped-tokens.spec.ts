@@ -31,6 +31,15 @@ describe("HTTP: tokens scoped to nodes", function () {
 		assert.equal((await get(doc, "common-files/doc/b.txt")).status, 403);
 		assert.equal((await node.api("GET", "/a/tree/stat/common-files%2Fdoc%2Fb.txt", undefined, doc)).status, 403);
 		assert.equal((await node.api("POST", "/a/auth/token/document", { Path: "common-files/doc/none.txt" }, alice)).status, 404);
+		// The root lists only the workspace holding its document, on /a and as /io's top-level prefixes alike.
+		const root = await node.api("POST", "/a/meta/bulk/get", { NodePaths: ["/*"] }, doc);
+		assert.equal(root.status, 200, root.text);
+		assert.deepEqual(root.body.Nodes.map((n: { Path: string }) => n.Path), ["common-files"]);
+		const all = await node.api("POST", "/a/meta/bulk/get", { NodePaths: ["/*"] }, alice);
+		assert.ok(all.body.Nodes.length > 1);
+		const prefixes = await (await fetch(`${node.url}/io?list-type=2&delimiter=%2F`, { headers: { "X-Pydio-Bearer": doc } })).text();
+		assert.match(prefixes, /<Prefix>common-files\/<\/Prefix>/);
+		assert.doesNotMatch(prefixes, /personal-files/);
 	});
 
 	it("a personal token scoped read-only to a folder reads below it and writes nowhere", async () => {
