@@ -41,7 +41,10 @@ export async function listWorkspaceObjects(index: TreeIndex, loc: Location, pref
 	const folderRel = relPrefix.includes("/") ? relPrefix.slice(0, relPrefix.lastIndexOf("/")) : "";
 	const folder = await index.get(loc.ds, joinPath(loc.rootPath, folderRel));
 	if (!folder || folder.type !== "COLLECTION") return out;
-	const docs = delimiter === "/" ? (await index.children(loc.ds, folder.path, { includeHidden: false })).nodes : (await index.subtree(loc.ds, folder.path)).filter((d) => !d.name.startsWith("."));
+	const subtree = delimiter === "/" ? [] : await index.subtree(loc.ds, folder.path);
+	// Folders something is in (hidden files count): the others are empty, and listed as markers.
+	const holding = new Set(subtree.map((d) => d.parentKey));
+	const docs = delimiter === "/" ? (await index.children(loc.ds, folder.path, { includeHidden: false })).nodes : subtree.filter((d) => !d.name.startsWith("."));
 	const entries: { key: string; doc: NodeDoc; prefix: boolean }[] = [];
 	for (const d of docs) {
 		const key = Resolver.userPath(loc, d.path);
@@ -49,7 +52,7 @@ export async function listWorkspaceObjects(index: TreeIndex, loc: Location, pref
 			if (d.path !== folder.path && key.startsWith(prefix)) entries.push({ key: d.type === "COLLECTION" ? `${key}/` : key, doc: d, prefix: d.type === "COLLECTION" });
 		} else if (d.type === "LEAF") {
 			if (key.startsWith(prefix)) entries.push({ key, doc: d, prefix: false });
-		} else if (`${key}/`.startsWith(prefix) && (await hasMarker(index, loc, d))) entries.push({ key: `${key}/`, doc: d, prefix: false });
+		} else if (`${key}/`.startsWith(prefix) && !holding.has(d.dsPath) && d.path !== loc.rootPath && d.path !== joinPath(loc.rootPath, RECYCLE_BIN)) entries.push({ key: `${key}/`, doc: d, prefix: false });
 	}
 	entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 	for (const e of entries) {
@@ -65,12 +68,6 @@ export async function listWorkspaceObjects(index: TreeIndex, loc: Location, pref
 	}
 	if (!out.IsTruncated) delete out.NextStartAfter;
 	return out;
-}
-
-/** Whether a recursive listing shows `dir/` for a folder: an empty one, never a workspace root or its bin. */
-async function hasMarker(index: TreeIndex, loc: Location, d: NodeDoc): Promise<boolean> {
-	if (d.path === loc.rootPath || d.path === joinPath(loc.rootPath, RECYCLE_BIN)) return false;
-	return !(await index.hasChildren(d.ds, d.path));
 }
 
 /** Whether a folder must stay even empty: one an ACL points to (a workspace root, a shared or restricted folder). */
