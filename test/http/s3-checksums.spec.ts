@@ -91,7 +91,8 @@ describe("HTTP: S3 additional checksums through /io", function () {
 		assert.match(await bad.text(), /<Code>BadDigest<\/Code>/);
 		assert.deepEqual((await s3.send(new ListPartsCommand({ Bucket: "io", Key, UploadId }))).Parts ?? [], []);
 		// A small body is checked before the store reads it: the failure must reach the client, not the process.
-		for (const headers of [{ "x-amz-checksum-crc32": crc32b64(Buffer.from("other")) }, { "x-amz-content-sha256": "0".repeat(64) }]) {
+		const wrong: Record<string, string>[] = [{ "x-amz-checksum-crc32": crc32b64(Buffer.from("other")) }, { "x-amz-content-sha256": "0".repeat(64) }];
+		for (const headers of wrong) {
 			const small = await fetch(url, { method: "PUT", headers: { "X-Pydio-Bearer": token, ...headers }, body: "hello" });
 			assert.equal(small.status, 400);
 			assert.match(await small.text(), /<Code>(BadDigest|XAmzContentSHA256Mismatch)<\/Code>/);
