@@ -68,7 +68,7 @@ describe("HTTP: rclone sync and check against /io", function () {
 			RCLONE_CONFIG_CELLAR_FORCE_PATH_STYLE: "true",
 		};
 		// The same flags on every run: a 1 MB multipart cutoff with 5 MB parts puts big.bin in three parts.
-		const flags = ["--s3-upload-cutoff", "1M", "--s3-chunk-size", "5M", "--s3-no-check-bucket", "--retries", "1", "--low-level-retries", "1"];
+		const flags = ["--s3-upload-cutoff", "1M", "--s3-chunk-size", "5M", "--retries", "1", "--low-level-retries", "1"];
 		return new Promise((resolve) => {
 			execFile(RCLONE, [...args, ...flags], { env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
 				resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
