@@ -13,6 +13,8 @@ export interface CellarConfig {
 	adminPassword?: string;
 	transporter?: string;
 	mongoUri?: string;
+	/** postgres://… : the shared SQL store of a cluster; unset, SQLite in DATA_DIR/cellar.db. */
+	databaseUrl?: string;
 	nodeId?: string;
 	logLevel: string;
 	accessTokenTtl: number;
@@ -52,6 +54,7 @@ export function loadConfig(): CellarConfig {
 		adminPassword: process.env.ADMIN_PASSWORD || undefined,
 		transporter: process.env.TRANSPORTER || undefined,
 		mongoUri: process.env.MONGO_URI || undefined,
+		databaseUrl: databaseUrl(),
 		nodeId: process.env.NODE_ID || undefined,
 		logLevel: process.env.LOG_LEVEL || "info",
 		accessTokenTtl: int("ACCESS_TOKEN_TTL", 600),
@@ -68,6 +71,13 @@ export function loadConfig(): CellarConfig {
 		bodyTimeout: int("BODY_TIMEOUT", 15),
 		idleTimeout: int("IDLE_TIMEOUT", 60),
 	};
+}
+
+function databaseUrl(): string | undefined {
+	const v = process.env.DATABASE_URL?.trim();
+	if (!v) return undefined;
+	if (!/^postgres(ql)?:\/\//i.test(v)) throw new Error(`DATABASE_URL must be a postgres:// or postgresql:// URL (got "${v.slice(0, 12)}…")`);
+	return v;
 }
 
 /** A comma-separated list of addresses and networks; a typo stops the start rather than trusting nothing (or anything). */
