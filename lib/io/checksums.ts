@@ -206,3 +206,41 @@ export class ChecksumVerifier extends Transform {
 		}
 	}
 }
+
+/**
+ * Content-MD5 (RFC 1864: base64 of the body's 16-byte md5), which S3 checks on PutObject and UploadPart: the
+ * digest expected, undefined when the header is absent, InvalidDigest when it is not an md5 at all.
+ */
+export function contentMd5(headers: Headers): Buffer | undefined {
+	const v = headerValue(headers, "content-md5")?.trim();
+	if (v === undefined) return undefined;
+	const b = /^[A-Za-z0-9+/]{22}==$/.test(v) ? Buffer.from(v, "base64") : Buffer.alloc(0);
+	if (b.length !== 16) throw new S3Error("InvalidDigest", "The Content-MD5 you specified was invalid.");
+	return b;
+}
+
+/** Pass-through that fails with BadDigest at the end when the body's md5 is not `expected`: nothing is stored. */
+export class Md5Verifier extends Transform {
+	private readonly hash: Hash = createHash("md5");
+	constructor(private readonly expected: Buffer) {
+		super();
+	}
+	override _transform(chunk: Buffer | string, _enc: BufferEncoding, cb: TransformCallback): void {
+		const buf = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+		this.hash.update(buf);
+		cb(null, buf);
+	}
+	override _flush(cb: TransformCallback): void {
+		if (this.hash.digest().equals(this.expected)) cb();
+		else cb(new S3Error("BadDigest", "The Content-MD5 you specified did not match what we received."));
+	}
+}
+
+/** `body`, followed by a Content-MD5 check when the request has one (errors of either reach the result). */
+export function withContentMd5(body: Transform, headers: Headers): Transform {
+	const expected = contentMd5(headers);
+	if (!expected) return body;
+	const check = new Md5Verifier(expected);
+	body.on("error", (e) => check.destroy(e));
+	return body.pipe(check);
+}

@@ -14,7 +14,7 @@ import { createBodyDecoder, checkedChecksumHeader } from "./chunked";
 import { bucketCreationDate, getTaggingXml, notConfigured, objectAclXml, putTagging, storeTags, tagsOf } from "./buckets";
 import { readAhead } from "./read-ahead";
 import { headersFromRequest, decodeObjectHeaders, type ObjectHeaders } from "./object-meta";
-import { requestChecksum } from "./checksums";
+import { contentMd5, requestChecksum, withContentMd5 } from "./checksums";
 import { ZipWriter, safeEntryPath } from "../jobs/zip";
 import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../jobs/archive";
 import type { ArchiveFormat } from "../jobs/params";
@@ -247,11 +247,13 @@ export class IoGateway {
 			case "UploadPart": {
 				const up = this.upload(s3, user, key);
 				const checksum = requestChecksum(req.headers, s3.payload);
+				contentMd5(req.headers);
 				const store = await this.deps.store(up.ds);
 				await checkRoom(store, s3.payload.objectSize);
-				const body = req.pipe(createBodyDecoder(s3.payload, verified, { checksum }));
+				const decoded = req.pipe(createBodyDecoder(s3.payload, verified, { checksum }));
+				const body = withContentMd5(decoded, req.headers);
 				const part = await store.putPart(up.s, s3.partNumber ?? 0, body, s3.payload.objectSize);
-				res.writeHead(200, { ETag: part.etag, ...checkedChecksumHeader(checksum, body) });
+				res.writeHead(200, { ETag: part.etag, ...checkedChecksumHeader(checksum, decoded) });
 				return void res.end();
 			}
 			case "UploadPartCopy": {
@@ -421,6 +423,8 @@ export class IoGateway {
 		}
 		const stored = headersFromRequest(req.headers, s3.payload);
 		const checksum = requestChecksum(req.headers, s3.payload);
+		// A malformed Content-MD5 is refused before anything is written; a wrong one when the body has arrived.
+		contentMd5(req.headers);
 		if (s3.payload.objectSize !== undefined) {
 			// Before prepareWrite, which makes the missing folders: a refused upload leaves nothing.
 			const where = await this.deps.call<Located>("tree.locate", { Path: key, need: "write" }, user);
@@ -428,12 +432,13 @@ export class IoGateway {
 		}
 		const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
 		const store = await this.deps.store(w.ds);
-		const body = req.pipe(createBodyDecoder(s3.payload, verified, { checksum }));
-		req.on("error", (e) => body.destroy(e));
+		const decoded = req.pipe(createBodyDecoder(s3.payload, verified, { checksum }));
+		req.on("error", (e) => decoded.destroy(e));
+		const body = withContentMd5(decoded, req.headers);
 		const written = await store.put(w.key, body, { size: s3.payload.objectSize, contentType: s3.contentType });
 		await this.deps.call("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5, headers: stored }, user);
 		if (s3.tagging) await storeTags(this.deps, key, user, s3.tagging);
-		res.writeHead(200, { ETag: quoteETag(written.md5), ...checkedChecksumHeader(checksum, body) });
+		res.writeHead(200, { ETag: quoteETag(written.md5), ...checkedChecksumHeader(checksum, decoded) });
 		res.end();
 	}
 

@@ -42,6 +42,9 @@ export function headersFromRequest(headers: Headers, payload: PayloadInfo | unde
 	for (const name of STORED_HEADERS) {
 		const raw = name === "Content-Encoding" ? payloadEncoding(headers, payload) : headerValue(headers, name)?.trim();
 		if (!raw) continue;
+		// The AWS SDK sends application/octet-stream whenever its caller gave no type: storing it would serve a
+		// report.pdf as bytes to browsers and previews. It says "unknown", so the type of the name is used instead.
+		if (name === "Content-Type" && /^application\/octet-stream\s*(;|$)/i.test(raw)) continue;
 		out[name] = safeValue(name, raw);
 		system += name.length + raw.length;
 	}

@@ -18,6 +18,7 @@ export const S3_ERROR_STATUS = {
 	EntityTooSmall: 400,
 	IncompleteBody: 400,
 	InternalError: 500,
+	InvalidDigest: 400,
 	InvalidArgument: 400,
 	InvalidBucketName: 400,
 	InvalidPart: 400,

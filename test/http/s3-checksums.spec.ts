@@ -66,6 +66,21 @@ describe("HTTP: S3 additional checksums through /io", function () {
 		assert.equal(good.headers.get("x-amz-checksum-crc32"), crc32b64(Buffer.from("new content")));
 	});
 
+	it("checks Content-MD5 as S3 does: a wrong one is BadDigest and stores nothing, a malformed one InvalidDigest", async () => {
+		const md5 = (b: string) => createHash("md5").update(b).digest("base64");
+		const url = `${node.url}/io/common-files/sums/md5.txt`;
+		const ok = await fetch(url, { method: "PUT", headers: { "X-Pydio-Bearer": token, "Content-MD5": md5("right") }, body: "right" });
+		assert.equal(ok.status, 200, await ok.text());
+		const wrong = await fetch(url, { method: "PUT", headers: { "X-Pydio-Bearer": token, "Content-MD5": md5("other") }, body: "wrong" });
+		assert.equal(wrong.status, 400);
+		assert.match(await wrong.text(), /<Code>BadDigest<\/Code>/);
+		assert.equal(await text("common-files/sums/md5.txt"), "right");
+		const malformed = await fetch(`${node.url}/io/common-files/sums/md5-never.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": token, "Content-MD5": "not-an-md5" }, body: "x" });
+		assert.equal(malformed.status, 400);
+		assert.match(await malformed.text(), /<Code>InvalidDigest<\/Code>/);
+		assert.equal((await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/sums/md5-never.txt")}`, undefined, token)).status, 404);
+	});
+
 	it("refuses an aws-chunked body whose trailer does not match, storing nothing", async () => {
 		const payload = Buffer.from("hello trailer");
 		const chunked = (trailer: string) => Buffer.concat([Buffer.from(`${payload.length.toString(16)}\r\n`), payload, Buffer.from(`\r\n0\r\n${trailer}\r\n\r\n`)]);

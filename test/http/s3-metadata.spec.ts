@@ -87,6 +87,9 @@ describe("HTTP: S3 object metadata through /io", function () {
 		const r = await fetch(`${node.url}/io/personal-files/meta/page.txt`, { headers: { "X-Pydio-Bearer": token } });
 		assert.equal(r.headers.get("content-type"), "text/html; charset=utf-8");
 		assert.equal(await r.text(), "<p>hi</p>");
+		// application/octet-stream, which the SDK sends when its caller gave no type, means "unknown": the name's type.
+		await s3.send(new PutObjectCommand({ Bucket: "io", Key: "personal-files/meta/report.pdf", Body: "%PDF-1.4", ContentType: "application/octet-stream" }));
+		assert.equal((await head("personal-files/meta/report.pdf")).ContentType, "application/pdf");
 	});
 
 	it("replaces the headers on overwrite: what the new content was sent with, nothing of the old", async () => {
