@@ -16,14 +16,10 @@ import {
 	CompleteMultipartUploadCommand,
 	ListPartsCommand,
 	ListBucketsCommand,
-	type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { startNode, type TestNode } from "../helpers/node";
-
-function client(node: TestNode, token: string, extra: Partial<S3ClientConfig> = {}): S3Client {
-	return new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: token, secretAccessKey: "gatewaysecret" }, ...extra });
-}
+import { s3Client } from "../helpers/s3";
 
 const md5 = (b: Buffer) => createHash("md5").update(b).digest("hex");
 
@@ -38,7 +34,7 @@ describe("HTTP: the /io S3 gateway", function () {
 		const admin = await node.login("admin", node.adminPassword);
 		assert.equal((await node.api("PUT", "/a/user/ivy", { Password: "Ivy-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
 		token = await node.login("ivy", "Ivy-Pass-12345");
-		s3 = client(node, token);
+		s3 = s3Client(node, token);
 	});
 	after(() => node.stop());
 
@@ -111,7 +107,7 @@ describe("HTTP: the /io S3 gateway", function () {
 	it("answers ListBuckets on the endpoint's root (aws s3 ls) with the io bucket; the root stays the API's otherwise", async () => {
 		const r = await s3.send(new ListBucketsCommand({}));
 		assert.deepEqual(r.Buckets?.map((b) => b.Name), ["io"]);
-		await assert.rejects(client(node, token, { credentials: { accessKeyId: token, secretAccessKey: "wrong" } }).send(new ListBucketsCommand({})), (e: { name: string }) => e.name === "SignatureDoesNotMatch");
+		await assert.rejects(s3Client(node, token, { credentials: { accessKeyId: token, secretAccessKey: "wrong" } }).send(new ListBucketsCommand({})), (e: { name: string }) => e.name === "SignatureDoesNotMatch");
 		const plain = await fetch(`${node.url}/`);
 		assert.notEqual(plain.headers.get("content-type")?.includes("xml"), true);
 	});
@@ -164,8 +160,8 @@ describe("HTTP: the /io S3 gateway", function () {
 	});
 
 	it("refuses a wrong secret, a bad token and missing credentials with S3 errors", async () => {
-		await assert.rejects(client(node, token, { credentials: { accessKeyId: token, secretAccessKey: "not-the-secret" } }).send(new HeadObjectCommand({ Bucket: "io", Key: "common-files/io/hello.txt" })), (e: { $metadata: { httpStatusCode: number } }) => e.$metadata.httpStatusCode === 403);
-		await assert.rejects(client(node, "not-a-token").send(new GetObjectCommand({ Bucket: "io", Key: "common-files/io/hello.txt" })), (e: { name: string }) => e.name === "AccessDenied");
+		await assert.rejects(s3Client(node, token, { credentials: { accessKeyId: token, secretAccessKey: "not-the-secret" } }).send(new HeadObjectCommand({ Bucket: "io", Key: "common-files/io/hello.txt" })), (e: { $metadata: { httpStatusCode: number } }) => e.$metadata.httpStatusCode === 403);
+		await assert.rejects(s3Client(node, "not-a-token").send(new GetObjectCommand({ Bucket: "io", Key: "common-files/io/hello.txt" })), (e: { name: string }) => e.name === "AccessDenied");
 		const anon = await fetch(`${node.url}/io/common-files/io/hello.txt`);
 		assert.equal(anon.status, 403);
 		assert.match(await anon.text(), /<Code>AccessDenied<\/Code>/);

@@ -33,6 +33,7 @@ import {
 import { parseS3Request, isS3Request } from "../../lib/io/request";
 import { S3Error } from "../../lib/io/xml";
 import { startNode, type TestNode } from "../helpers/node";
+import { s3Client } from "../helpers/s3";
 
 type SdkError = { name: string; $metadata: { httpStatusCode?: number } };
 const fails = (code: string, status?: number) => (e: SdkError) => {
@@ -115,7 +116,7 @@ describe("HTTP: the io bucket answered as S3 does", function () {
 		assert.equal((await node.api("PUT", "/a/workspace/ws-ro", { Label: "RO", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "r" }), RootNodes: root }, admin)).status, 200);
 		login = "bea";
 		token = await node.login(login, "Bea-Pass-12345");
-		s3 = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: token, secretAccessKey: "gatewaysecret" } });
+		s3 = s3Client(node, token);
 	});
 	after(() => node.stop());
 

@@ -8,6 +8,7 @@ import { crc32 } from "node:zlib";
 import { S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand, CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand, ListPartsCommand, type ChecksumAlgorithm } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { startNode, type TestNode } from "../helpers/node";
+import { s3Client } from "../helpers/s3";
 
 const crc32b64 = (b: Buffer) => {
 	const out = Buffer.alloc(4);
@@ -24,7 +25,7 @@ describe("HTTP: S3 additional checksums through /io", function () {
 	before(async () => {
 		node = await startNode();
 		token = await node.login("admin", node.adminPassword);
-		s3 = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: token, secretAccessKey: "gatewaysecret" } });
+		s3 = s3Client(node, token);
 	});
 	after(() => node.stop());
 

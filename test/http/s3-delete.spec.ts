@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { S3Client, PutObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, HeadObjectCommand } from "@aws-sdk/client-s3";
 import { startNode, type TestNode } from "../helpers/node";
+import { s3Client } from "../helpers/s3";
 
 describe("HTTP: S3 deletes never remove a folder holding anything", function () {
 	this.timeout(60_000);
@@ -34,7 +35,7 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 		const ws = await node.api("PUT", "/a/workspace/ws-delstruct", { Label: "Structured", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { "DATASOURCE:delstruct": { Uuid: "DATASOURCE:delstruct", Path: "delstruct" } } }, admin);
 		assert.equal(ws.status, 200, ws.text);
 		token = await node.login("dana", "Dana-Pass-12345");
-		s3 = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: token, secretAccessKey: "gatewaysecret" } });
+		s3 = s3Client(node, token);
 	});
 	after(() => node.stop());
 
