@@ -4,15 +4,17 @@
  * acl service. Emits `identity.changed` after any change (gateways drop cached identities).
  */
 import type { Context, ServiceSchema } from "moleculer";
-import { DbMixin, type Doc, type Store } from "../mixins/db.mixin";
+import { DatabaseMixin } from "../mixins/database.mixin";
+import { loadConfig } from "../lib/config";
+import { RolesRepo, importNedbRoles } from "../lib/db/roles";
+import { importNedbOnce } from "../lib/db/nedb-import";
 import { ForbiddenError, NotFoundError, BadRequestError } from "../lib/errors";
 import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
 import { hasPolicy, requireUser, defaultPolicies, type ResourcePolicy } from "../lib/identity/resource-policy";
 import { checkIdentifier, wildcard } from "../lib/identity/validate";
 import type { Role } from "../lib/identity/roles";
+import { RoleDirectory } from "../lib/identity/role-directory";
 import { searchParams } from "../lib/cells/params";
-
-type RoleDoc = Role & Doc;
 
 interface RoleQuery {
 	Uuid?: string[];
@@ -44,11 +46,6 @@ const roleParams = {
 	PoliciesContextEditable: { type: "boolean", optional: true },
 } as const;
 
-function toRole(doc: RoleDoc): Role {
-	const { _id, ...role } = doc;
-	return role;
-}
-
 function matches(r: Role, q: RoleQuery): boolean {
 	let ok = true;
 	if (q.Uuid?.length) ok &&= q.Uuid.includes(r.Uuid);
@@ -62,7 +59,7 @@ function matches(r: Role, q: RoleQuery): boolean {
 
 const RolesService: ServiceSchema = {
 	name: "roles",
-	mixins: [DbMixin("roles")],
+	mixins: [DatabaseMixin as unknown as Partial<ServiceSchema>],
 	settings: { rest: "/" },
 	actions: {
 		search: {
@@ -116,7 +113,11 @@ const RolesService: ServiceSchema = {
 					ForceOverride: ctx.params.ForceOverride ?? existing?.ForceOverride,
 					Policies: isAdmin(user) && ctx.params.Policies?.length ? ctx.params.Policies : existing?.Policies ?? this.policiesFor(user),
 				};
-				return this.present(await this.saveRole(ctx, role), user);
+				const dir = this.directory as RoleDirectory;
+				// A role created meanwhile by another request is a 409 (the id's primary key), not an overwrite.
+				const saved = existing ? await dir.update(role) : await dir.create(role);
+				if (!saved) throw new NotFoundError(`Role ${ctx.params.Uuid} not found`, "role.notfound");
+				return this.present(saved, user);
 			},
 		},
 		remove: {
@@ -129,7 +130,7 @@ const RolesService: ServiceSchema = {
 				if (!hasPolicy(role.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to delete this role");
 				if (role.UserRole || role.GroupRole) throw new ForbiddenError("A user's or group's own role is deleted with the user or group");
 				if (DEFAULT_ROLES.some((r) => r.Uuid === role.Uuid)) throw new ForbiddenError("Default roles cannot be deleted");
-				await this.deleteRole(ctx, role.Uuid);
+				await (this.directory as RoleDirectory).delete([role.Uuid]);
 				return { Uuid: role.Uuid };
 			},
 		},
@@ -140,9 +141,8 @@ const RolesService: ServiceSchema = {
 			async handler(ctx: Context<unknown, Meta>) {
 				let created = 0;
 				for (const r of DEFAULT_ROLES) {
-					if (await this.findRole(r.Uuid)) continue;
-					await this.saveRole(ctx, { ...r, Policies: defaultPolicies(r.Uuid, ["profile:standard", "profile:shared"], ["profile:admin"]) });
-					created++;
+					const out = await (this.directory as RoleDirectory).ensure({ ...r, Policies: defaultPolicies(r.Uuid, ["profile:standard", "profile:shared"], ["profile:admin"]) });
+					if (out.created) created++;
 				}
 				return { created };
 			},
@@ -150,60 +150,42 @@ const RolesService: ServiceSchema = {
 		ensure: {
 			params: roleParams,
 			async handler(ctx: Context<Role, Meta>) {
-				const existing = await this.findRole(ctx.params.Uuid);
-				if (existing) return existing;
-				return this.saveRole(ctx, { ...ctx.params });
+				return (await (this.directory as RoleDirectory).ensure({ ...ctx.params })).role;
 			},
 		},
 		getMany: {
 			retryPolicy: { enabled: true },
 			params: { uuids: { type: "array", items: "string" } },
 			async handler(ctx: Context<{ uuids: string[] }>) {
-				const all: Role[] = await this.allRoles();
-				const byId = new Map(all.map((r) => [r.Uuid, r]));
-				return ctx.params.uuids.map((u) => byId.get(u)).filter(Boolean);
+				return (this.directory as RoleDirectory).many(ctx.params.uuids);
 			},
 		},
 		autoApplied: {
 			retryPolicy: { enabled: true },
 			params: { profile: "string" },
 			async handler(ctx: Context<{ profile: string }>) {
-				return ((await this.allRoles()) as Role[]).filter((r) => r.AutoApplies?.includes(ctx.params.profile)).map((r) => r.Uuid);
+				return (this.directory as RoleDirectory).autoApplied(ctx.params.profile);
 			},
 		},
 		delete: {
 			params: { uuids: { type: "array", items: "string" } },
 			async handler(ctx: Context<{ uuids: string[] }, Meta>) {
-				for (const u of ctx.params.uuids) await this.deleteRole(ctx, u);
+				await (this.directory as RoleDirectory).delete(ctx.params.uuids);
 				return { deleted: ctx.params.uuids.length };
 			},
 		},
 	},
 	events: {
 		"identity.changed"() {
-			this.cache = undefined;
+			(this.directory as RoleDirectory | undefined)?.invalidate();
 		},
 	},
 	methods: {
 		async allRoles(): Promise<Role[]> {
-			this.cache ??= (this.store as Store<RoleDoc>).find({}).then((docs) => docs.map(toRole));
-			return this.cache;
+			return (this.directory as RoleDirectory).all();
 		},
 		async findRole(uuid: string): Promise<Role | undefined> {
-			return ((await this.allRoles()) as Role[]).find((r) => r.Uuid === uuid);
-		},
-		async saveRole(ctx: Context, role: Role): Promise<Role> {
-			const doc = { ...role, _id: role.Uuid, LastUpdated: Math.floor(Date.now() / 1000) } as RoleDoc;
-			for (const k of Object.keys(doc) as (keyof RoleDoc)[]) if (doc[k] === undefined) delete doc[k];
-			const saved = await (this.store as Store<RoleDoc>).replace(doc);
-			this.cache = undefined;
-			await ctx.broadcast("identity.changed", { kind: "role", uuid: role.Uuid });
-			return toRole(saved);
-		},
-		async deleteRole(ctx: Context, uuid: string) {
-			await (this.store as Store<RoleDoc>).remove(uuid);
-			this.cache = undefined;
-			await ctx.broadcast("identity.changed", { kind: "role", uuid });
+			return (this.directory as RoleDirectory).find(uuid);
 		},
 		policiesFor(user: Identity): ResourcePolicy[] {
 			return [
@@ -214,6 +196,13 @@ const RolesService: ServiceSchema = {
 		present(role: Role, user: Identity): Role {
 			return { ...role, PoliciesContextEditable: hasPolicy(role.Policies, user, "WRITE") };
 		},
+	},
+	async started() {
+		const report = await importNedbOnce(this.db, loadConfig().dataDir, "roles", importNedbRoles);
+		if (report.imported) this.logger.info(`Imported ${report.documents} roles from the NeDB store (kept as ${report.backup})`);
+		this.directory = new RoleDirectory(new RolesRepo(this.db), async (uuids) => {
+			for (const uuid of uuids) await this.broker.broadcast("identity.changed", { kind: "role", uuid });
+		});
 	},
 };
 
