@@ -11,7 +11,7 @@ export interface DatabaseVars {
 	dbHandle?: SharedDb;
 }
 
-export const DatabaseMixin: ServiceSchema<Record<string, never>, Record<string, never>, DatabaseVars> = {
+const schema: ServiceSchema<Record<string, never>, Record<string, never>, DatabaseVars> = {
 	name: "database-mixin",
 	async started(this: DatabaseVars) {
 		const cfg = loadConfig();
@@ -23,3 +23,7 @@ export const DatabaseMixin: ServiceSchema<Record<string, never>, Record<string, 
 		this.dbHandle = undefined;
 	},
 };
+
+// As any service's partial schema: a mixin typed with its own settings and vars is not assignable to the `mixins`
+// of a service that has others.
+export const DatabaseMixin = schema as unknown as Partial<ServiceSchema>;

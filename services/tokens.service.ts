@@ -7,15 +7,17 @@
  * Mail: writes `.eml` files to <DATA_DIR>/outbox (lib/mail/outbox).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { DbMixin } from "../mixins/db.mixin";
-import type { Doc, Store } from "../mixins/db.mixin";
+import { DatabaseMixin } from "../mixins/database.mixin";
+import { LeasesRepo, type Db } from "../lib/db";
+import { importNedbOnce } from "../lib/db/nedb-import";
+import { TokensRepo } from "../lib/db/tokens";
+import { PeriodicLease } from "../lib/cluster/periodic";
 import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { loadConfig } from "../lib/config";
 import { BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError } from "../lib/errors";
 import { checkName, checkScopes, checkText, sha256 } from "../lib/tokens/format";
 import { systemClock, type Clock, type PatType } from "../lib/tokens/model";
-import { ensureIndexes, tokenStoreOf } from "../lib/tokens/store";
 import { Sessions } from "../lib/tokens/sessions";
 import { PersonalTokens, toApiToken } from "../lib/tokens/personal";
 import { ResetKeys, resetDoneMail, resetRequestMail } from "../lib/tokens/reset";
@@ -57,7 +59,7 @@ const tokenRequestParams = {
 
 const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVars> = {
 	name: "tokens",
-	mixins: [DbMixin("tokens")],
+	mixins: [DatabaseMixin],
 	settings: { rest: "/" },
 	actions: {
 		// ---- internal: sessions (auth service) ----
@@ -339,31 +341,41 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 				this.logger.warn(`Mail "${m.subject}" could not be queued: ${(e as Error).message}`);
 			}
 		},
-		async purge(this: TokensThis) {
+		/** One node of the cluster purges (the lease's holder); whether this one did. */
+		async purge(this: TokensThis): Promise<boolean> {
 			try {
-				const n = (await this.sessions.purgeExpired()) + (await this.personal.purgeExpired()) + (await this.resets.purgeExpired());
-				if (n > 0) this.logger.debug(`Purged ${n} expired token documents`);
+				const out = await this.purgeLease.run(async () => (await this.sessions.purgeExpired()) + (await this.personal.purgeExpired()) + (await this.resets.purgeExpired()));
+				if (out.ran && out.value > 0) this.logger.debug(`Purged ${out.value} expired sessions, tokens and reset keys`);
+				return out.ran;
 			} catch (e) {
 				this.logger.warn(`Token purge failed: ${(e as Error).message}`);
+				return false;
 			}
 		},
 	},
 
 	async started(this: TokensThis) {
-		const tokenStore = tokenStoreOf(this.store, this.adapter);
 		const clock: Clock = systemClock;
 		// Read once, when the service starts: the environment of a test or a second node may change afterwards.
 		const cfg = loadConfig();
 		this.dataDir = cfg.dataDir;
-		this.sessions = new Sessions(tokenStore, () => cfg.refreshTokenTtl, clock);
-		this.personal = new PersonalTokens(tokenStore, clock);
-		this.resets = new ResetKeys(tokenStore, clock);
-		await ensureIndexes(this.adapter);
+		this.tokens = new TokensRepo(this.db);
+		const imported = await importNedbOnce(this.db, cfg.dataDir, "tokens", (trx, docs) => TokensRepo.importNedb(trx, docs).then(() => undefined));
+		if (imported.imported) this.logger.info(`Imported ${imported.documents} sessions, tokens and reset keys from ${imported.backup}`);
+		this.sessions = new Sessions(this.tokens, () => cfg.refreshTokenTtl, clock);
+		this.personal = new PersonalTokens(this.tokens, clock);
+		this.resets = new ResetKeys(this.tokens, clock);
+		// Twice the period: the holder takes it again at each tick; a dead holder's nodes take over within 20 minutes.
+		this.purgeLease = new PeriodicLease(new LeasesRepo(this.db), "tokens.purge", this.broker.nodeID, 2 * PURGE_EVERY_MS, (e) =>
+			this.logger.warn(`Token purge lease renewal failed: ${(e as Error).message}`),
+		);
 		this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
 		this.purgeTimer.unref();
 	},
-	stopped(this: TokensThis) {
+	async stopped(this: TokensThis) {
 		if (this.purgeTimer) clearInterval(this.purgeTimer);
+		// Before the mixin closes the database (mixins stop after the service).
+		await this.purgeLease?.release().catch(() => undefined);
 	},
 };
 
@@ -382,8 +394,9 @@ interface StatResult {
 }
 
 interface TokensVars {
-	store: Store<Doc>;
-	adapter: unknown;
+	db: Db;
+	tokens: TokensRepo;
+	purgeLease: PeriodicLease;
 	sessions: Sessions;
 	personal: PersonalTokens;
 	resets: ResetKeys;
@@ -397,7 +410,7 @@ interface TokensMethods {
 	userByLogin(ctx: Context<unknown, Meta>, login: string): Promise<UserRecord>;
 	startReset(ctx: Context<unknown, Meta>, loginOrEmail: string): Promise<void>;
 	mail(m: { to: string; subject: string; text: string }): Promise<void>;
-	purge(): Promise<void>;
+	purge(): Promise<boolean>;
 }
 type TokensThis = Service & TokensVars & TokensMethods;
 

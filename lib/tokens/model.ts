@@ -1,8 +1,8 @@
-// What the tokens collection holds. One collection, three kinds of documents told apart by `kind`.
-// No document ever holds a usable secret: only sha256 (hex) of it.
-import type { Doc, Store } from "../../mixins/db.mixin";
+// What the token store holds: sessions, personal tokens (with their impersonation and document relatives) and
+// reset keys, each told apart by `kind`. No record ever holds a usable secret: only sha256 (hex) of it.
 
-export interface SessionDoc extends Doc {
+export interface SessionDoc {
+	_id: string;
 	kind: "session";
 	userUuid: string;
 	login: string;
@@ -20,7 +20,8 @@ export interface SessionDoc extends Doc {
 export type PersonalKind = "personal" | "impersonation" | "document";
 export type PatType = "PERSONAL" | "DOCUMENT";
 
-export interface PersonalDoc extends Doc {
+export interface PersonalDoc {
+	_id: string;
 	kind: "personal";
 	tokenHash: string;
 	Kind: PersonalKind;
@@ -40,7 +41,8 @@ export interface PersonalDoc extends Doc {
 	ImpersonatedBy?: string;
 }
 
-export interface ResetDoc extends Doc {
+export interface ResetDoc {
+	_id: string;
 	kind: "reset";
 	keyHash: string;
 	userUuid: string;
@@ -53,10 +55,53 @@ export interface ResetDoc extends Doc {
 
 export type TokenDoc = SessionDoc | PersonalDoc | ResetDoc;
 
-/** The service's store plus a conditional update (compare-and-set), atomic on NeDB and MongoDB alike. */
-export interface TokenStore extends Store<Doc> {
-	/** `$set` fields on every document matching `query`; resolves to how many were changed. */
-	updateWhere(query: Record<string, unknown>, set: Record<string, unknown>): Promise<number>;
+/** What a refresh writes when it rotates a session's secret. */
+export interface SessionRotation {
+	refreshHash: string;
+	usedHashes: string[];
+	refreshExpiresAt: number;
+	updatedAt: number;
+}
+
+export interface PersonalFilter {
+	UserLogin?: string;
+	UserUuid?: string;
+	Type?: PatType;
+}
+
+/**
+ * The storage lib/tokens needs (implemented by lib/db's TokensRepo). Every "only if" below is one conditional
+ * statement in the store, so that two requests (or two nodes) racing on the same record cannot both win.
+ */
+export interface TokenStore {
+	insertSession(doc: SessionDoc): Promise<void>;
+	session(id: string): Promise<SessionDoc | null>;
+	/** Writes `next` only if the session's current hash is still `presentedHash`: whether this caller won. */
+	rotateSession(id: string, presentedHash: string, next: SessionRotation): Promise<boolean>;
+	/** Removes the session (only if its current hash is `refreshHash`, when given): whether it was removed. */
+	deleteSession(id: string, refreshHash?: string): Promise<boolean>;
+	deleteSessionsOf(userUuid: string): Promise<number>;
+	/** Removes the sessions whose refresh expiry is at or before `now`. */
+	purgeSessions(now: number): Promise<number>;
+
+	insertPersonal(doc: PersonalDoc): Promise<void>;
+	personal(id: string): Promise<PersonalDoc | null>;
+	personalByHash(tokenHash: string): Promise<PersonalDoc | null>;
+	/** Moves a sliding token's expiry. */
+	slidePersonal(id: string, expiresAt: number, updatedAt: number): Promise<void>;
+	/** Tokens matching every given field, oldest first. */
+	listPersonal(filter: PersonalFilter): Promise<PersonalDoc[]>;
+	deletePersonal(id: string): Promise<boolean>;
+	deletePersonalOf(userUuid: string): Promise<number>;
+	/** Removes the tokens that expired at or before `before`. */
+	purgePersonal(before: number): Promise<number>;
+
+	insertReset(doc: ResetDoc): Promise<void>;
+	resetByHash(keyHash: string): Promise<ResetDoc | null>;
+	resetsOf(userUuid: string): Promise<ResetDoc[]>;
+	deleteReset(id: string): Promise<boolean>;
+	deleteResetsOf(userUuid: string): Promise<number>;
+	purgeResets(now: number): Promise<number>;
 }
 
 /** Unix seconds. */

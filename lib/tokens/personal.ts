@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { BadRequestError, CellarError, UnauthorizedError } from "../errors";
 import { isPersonalToken, newPersonalToken, sha256 } from "./format";
-import type { Clock, PatType, PersonalDoc, PersonalKind, TokenStore } from "./model";
+import type { Clock, PatType, PersonalDoc, PersonalFilter, PersonalKind, TokenStore } from "./model";
 
 /** Sliding windows are at most ten years; hard expiries at most a hundred. */
 const MAX_WINDOW = 10 * 365 * 24 * 3600;
@@ -93,14 +93,14 @@ export class PersonalTokens {
 		};
 		if (window > 0 && hard > 0) doc.MaxExpiresAt = hard;
 		if (p.ImpersonatedBy) doc.ImpersonatedBy = p.ImpersonatedBy;
-		await this.store.insert(doc);
+		await this.store.insertPersonal(doc);
 		return { token, doc };
 	}
 
 	/** The identity a token stands for; slides a sliding token's expiry (persisted). 401 otherwise. */
 	async resolve(token: string): Promise<ResolvedPersonal> {
 		if (!isPersonalToken(token)) throw new UnauthorizedError("Invalid token", "token.invalid");
-		const doc = (await this.store.findOne({ kind: "personal", tokenHash: sha256(token) })) as PersonalDoc | null;
+		const doc = await this.store.personalByHash(sha256(token));
 		if (!doc) throw new UnauthorizedError("Token not found", "token.not.found");
 		const now = this.now();
 		if (doc.ExpiresAt <= now) throw new UnauthorizedError("Token has expired", "token.expired");
@@ -112,7 +112,7 @@ export class PersonalTokens {
 			// on every request); the expiry answered is always the one stored.
 			const step = Math.min(SLIDE_STEP, Math.max(1, Math.floor(doc.AutoRefreshWindow / 10)));
 			if (next - doc.ExpiresAt >= step || (next === ceiling && next > doc.ExpiresAt)) {
-				await this.store.updateWhere({ _id: doc._id, kind: "personal" }, { ExpiresAt: next, UpdatedAt: now });
+				await this.store.slidePersonal(doc._id, next, now);
 				expiresAt = next;
 			}
 		}
@@ -129,36 +129,31 @@ export class PersonalTokens {
 	}
 
 	async get(id: string): Promise<PersonalDoc | null> {
-		const doc = (await this.store.get(id)) as PersonalDoc | null;
-		return doc && doc.kind === "personal" ? doc : null;
+		return this.store.personal(id);
 	}
 
-	async list(filter: { UserLogin?: string; UserUuid?: string; Type?: PatType }): Promise<PersonalDoc[]> {
-		const query: Record<string, unknown> = { kind: "personal" };
-		if (filter.UserLogin) query.UserLogin = filter.UserLogin;
-		if (filter.UserUuid) query.UserUuid = filter.UserUuid;
-		if (filter.Type) query.Type = filter.Type;
-		return (await this.store.find({ query, sort: ["CreatedAt"] })) as PersonalDoc[];
+	async list(filter: PersonalFilter): Promise<PersonalDoc[]> {
+		return this.store.listPersonal(filter);
 	}
 
 	async remove(id: string): Promise<boolean> {
-		return (await this.store.removeMany({ _id: id, kind: "personal" })) > 0;
+		return this.store.deletePersonal(id);
 	}
 
 	/** Revokes by value; the removed token's document, or null if the value matched nothing. */
 	async removeByValue(token: string): Promise<PersonalDoc | null> {
 		if (!isPersonalToken(token)) return null;
-		const doc = (await this.store.findOne({ kind: "personal", tokenHash: sha256(token) })) as PersonalDoc | null;
+		const doc = await this.store.personalByHash(sha256(token));
 		if (!doc) return null;
 		return (await this.remove(doc._id)) ? doc : null;
 	}
 
 	async removeForUser(userUuid: string): Promise<number> {
-		return this.store.removeMany({ kind: "personal", UserUuid: userUuid });
+		return this.store.deletePersonalOf(userUuid);
 	}
 
 	async purgeExpired(): Promise<number> {
-		return this.store.removeMany({ kind: "personal", ExpiresAt: { $lte: this.now() - EXPIRED_KEPT } });
+		return this.store.purgePersonal(this.now() - EXPIRED_KEPT);
 	}
 }
 

@@ -34,36 +34,36 @@ export class ResetKeys {
 			// Orders keys asked for within the same second (the oldest goes first when over the limit).
 			seq: Date.now() * 1000 + (sequence++ % 1000),
 		};
-		await this.store.insert(doc);
-		const all = (await this.store.find({ query: { kind: "reset", userUuid: p.userUuid } })) as ResetDoc[];
+		await this.store.insertReset(doc);
+		const all = await this.store.resetsOf(p.userUuid);
 		// Newest first; the one just written always stays.
 		all.sort((a, b) => (a._id === doc._id ? -1 : b._id === doc._id ? 1 : (b.seq ?? b.createdAt * 1e6) - (a.seq ?? a.createdAt * 1e6)));
-		for (const old of all.slice(MAX_OUTSTANDING_RESETS)) await this.store.removeMany({ _id: old._id, kind: "reset" });
+		for (const old of all.slice(MAX_OUTSTANDING_RESETS)) await this.store.deleteReset(old._id);
 		return { key, expiresAt: doc.expiresAt };
 	}
 
 	/** Loads and deletes the key in one go: whatever follows, it cannot be used twice. */
 	async consume(key: string): Promise<ConsumeResult> {
 		if (!KEY_RE.test(key.toLowerCase())) return { status: "unknown" };
-		const doc = (await this.store.findOne({ kind: "reset", keyHash: sha256(key.toLowerCase()) })) as ResetDoc | null;
+		const doc = await this.store.resetByHash(sha256(key.toLowerCase()));
 		if (!doc) return { status: "unknown" };
 		// Of two concurrent uses, only the one that actually removed the document goes on.
-		if ((await this.store.removeMany({ _id: doc._id, kind: "reset" })) !== 1) return { status: "unknown" };
+		if (!(await this.store.deleteReset(doc._id))) return { status: "unknown" };
 		if (doc.expiresAt <= this.now()) return { status: "expired", doc };
 		return { status: "ok", doc };
 	}
 
 	/** Puts a consumed key back (the reset failed for a reason the user can fix, e.g. a rejected password). */
 	async restore(doc: ResetDoc): Promise<void> {
-		if (doc.expiresAt > this.now()) await this.store.insert(doc);
+		if (doc.expiresAt > this.now()) await this.store.insertReset(doc);
 	}
 
 	async removeForUser(userUuid: string): Promise<number> {
-		return this.store.removeMany({ kind: "reset", userUuid });
+		return this.store.deleteResetsOf(userUuid);
 	}
 
 	async purgeExpired(): Promise<number> {
-		return this.store.removeMany({ kind: "reset", expiresAt: { $lte: this.now() } });
+		return this.store.purgeResets(this.now());
 	}
 }
 

@@ -48,7 +48,7 @@ export class Sessions {
 		};
 		if (p.ip) doc.ip = p.ip.slice(0, 64);
 		if (p.userAgent) doc.userAgent = p.userAgent.slice(0, 256);
-		await this.store.insert(doc);
+		await this.store.insertSession(doc);
 		return { sessionId, refreshToken: makeRefreshToken(sessionId, secret), refreshExpiresAt };
 	}
 
@@ -66,7 +66,7 @@ export class Sessions {
 
 		if (!sameHash(doc.refreshHash, presented)) {
 			if ((doc.usedHashes ?? []).some((h) => sameHash(h, presented))) {
-				await this.store.removeMany({ _id: doc._id, kind: "session" });
+				await this.store.deleteSession(doc._id);
 				return {
 					ok: false,
 					reused: true,
@@ -78,7 +78,7 @@ export class Sessions {
 			return { ok: false, reused: false, error: new UnauthorizedError("Invalid refresh token", "token.invalid") };
 		}
 		if (doc.refreshExpiresAt <= now) {
-			await this.store.removeMany({ _id: doc._id, kind: "session" });
+			await this.store.deleteSession(doc._id);
 			return { ok: false, reused: false, sessionId: doc._id, error: new UnauthorizedError("Refresh token has expired", "token.expired") };
 		}
 
@@ -86,11 +86,8 @@ export class Sessions {
 		const refreshExpiresAt = now + this.ttl();
 		const usedHashes = [...(doc.usedHashes ?? []), presented].slice(-USED_HASHES_KEPT);
 		// Compare-and-set: only the caller that still sees the presented hash as current wins.
-		const changed = await this.store.updateWhere(
-			{ _id: doc._id, kind: "session", refreshHash: presented },
-			{ refreshHash: sha256(secret), usedHashes, refreshExpiresAt, updatedAt: now },
-		);
-		if (changed !== 1) {
+		const won = await this.store.rotateSession(doc._id, presented, { refreshHash: sha256(secret), usedHashes, refreshExpiresAt, updatedAt: now });
+		if (!won) {
 			// Lost a race with a concurrent refresh of the same token: this one fails, the winner's session lives.
 			return { ok: false, reused: false, error: new UnauthorizedError("Refresh token was already used", "token.invalid") };
 		}
@@ -114,23 +111,22 @@ export class Sessions {
 		if (!parsed) return null;
 		const doc = await this.load(parsed.sessionId);
 		if (!doc || !sameHash(doc.refreshHash, sha256(parsed.secret))) return null;
-		return (await this.store.removeMany({ _id: doc._id, kind: "session", refreshHash: doc.refreshHash })) > 0 ? doc._id : null;
+		return (await this.store.deleteSession(doc._id, doc.refreshHash)) ? doc._id : null;
 	}
 
 	async delete(sessionId: string): Promise<boolean> {
-		return (await this.store.removeMany({ _id: sessionId, kind: "session" })) > 0;
+		return this.store.deleteSession(sessionId);
 	}
 
 	async deleteForUser(userUuid: string): Promise<number> {
-		return this.store.removeMany({ kind: "session", userUuid });
+		return this.store.deleteSessionsOf(userUuid);
 	}
 
 	async purgeExpired(): Promise<number> {
-		return this.store.removeMany({ kind: "session", refreshExpiresAt: { $lte: this.now() } });
+		return this.store.purgeSessions(this.now());
 	}
 
 	private async load(sessionId: string): Promise<SessionDoc | null> {
-		const doc = (await this.store.get(sessionId)) as SessionDoc | null;
-		return doc && doc.kind === "session" ? doc : null;
+		return this.store.session(sessionId);
 	}
 }

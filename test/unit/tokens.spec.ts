@@ -1,4 +1,5 @@
-// tokens service on a real broker, with small in-test `users` and `tree` stand-ins.
+// tokens service on a real broker, with small in-test `users` and `tree` stand-ins; lib/tokens on lib/db's
+// TokensRepo with a fake clock, on SQLite and PostgreSQL.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,67 +9,11 @@ import type { Identity } from "../../lib/auth/identity";
 import { BadRequestError, NotFoundError } from "../../lib/errors";
 import { isPersonalToken, parseRefreshToken, sha256 } from "../../lib/tokens/format";
 import { renderMail } from "../../lib/mail/outbox";
-import type { Doc, Store } from "../../mixins/db.mixin";
-import type { TokenStore } from "../../lib/tokens/model";
+import { TokensRepo } from "../../lib/db/tokens";
+import { onEveryBackend } from "../helpers/db";
 import { PersonalTokens } from "../../lib/tokens/personal";
 import { ResetKeys } from "../../lib/tokens/reset";
 import { Sessions } from "../../lib/tokens/sessions";
-
-/** An array-backed TokenStore understanding the queries lib/tokens makes (equality and $lte). */
-function memoryStore(): TokenStore & { docs: Doc[] } {
-	const docs: Doc[] = [];
-	const match = (d: Doc, q: Record<string, unknown>) =>
-		Object.entries(q).every(([k, v]) => (v && typeof v === "object" && "$lte" in v ? (d[k] as number) <= (v as { $lte: number }).$lte : d[k] === v));
-	const copy = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
-	return {
-		docs,
-		idOrdered: false,
-		async find(o = {}) {
-			return docs.filter((d) => match(d, o.query ?? {})).map(copy);
-		},
-		async findOne(q) {
-			const d = docs.find((x) => match(x, q));
-			return d ? copy(d) : null;
-		},
-		async get(id) {
-			const d = docs.find((x) => x._id === id);
-			return d ? copy(d) : null;
-		},
-		async count(q = {}) {
-			return docs.filter((d) => match(d, q)).length;
-		},
-		async insert(doc) {
-			docs.push(copy(doc));
-			return doc;
-		},
-		async replace(doc) {
-			return doc;
-		},
-		async patch(id, f) {
-			const d = docs.find((x) => x._id === id);
-			if (d) Object.assign(d, f);
-			return d ?? null;
-		},
-		async remove(id) {
-			return (await this.removeMany({ _id: id })) > 0;
-		},
-		async removeMany(q) {
-			let n = 0;
-			for (let i = docs.length - 1; i >= 0; i--) if (match(docs[i], q)) (docs.splice(i, 1), n++);
-			return n;
-		},
-		async updateWhere(q, set) {
-			const hit = docs.filter((d) => match(d, q));
-			for (const d of hit) Object.assign(d, copy(set));
-			return hit.length;
-		},
-		async updateMany(q, update) {
-			const hit = docs.filter((d) => match(d, q));
-			for (const d of hit) Object.assign(d, copy((update as { $set?: Record<string, unknown> }).$set ?? {}));
-			return hit.length;
-		},
-	};
-}
 
 interface FakeUser {
 	Uuid: string;
@@ -115,7 +60,7 @@ describe("tokens service", function () {
 	const asAlice = { meta: { user: identity(alice) } };
 	const asBob = { meta: { user: identity(bob) } };
 	const asAdmin = { meta: { user: identity(root, "admin") } };
-	const store = () => (broker.getLocalService("tokens") as unknown as { store: Store<Doc> }).store;
+	const repo = () => (broker.getLocalService("tokens") as unknown as { tokens: TokensRepo }).tokens;
 	const outbox = () => (existsSync(join(dataDir, "outbox")) ? readdirSync(join(dataDir, "outbox")).filter((f) => f.endsWith(".eml")).sort() : []);
 	const readMail = (f: string) => readFileSync(join(dataDir, "outbox", f), "utf8");
 	const eventsNamed = (n: string) => events.filter((e) => e.name === n);
@@ -186,7 +131,7 @@ describe("tokens service", function () {
 			assert.equal(parsed.sessionId, s.sessionId);
 			assert.ok(Math.abs(s.refreshExpiresAt - (now() + 30 * 24 * 3600)) <= 2);
 			assert.deepEqual(await broker.call("tokens.getSession", { sessionId: s.sessionId }), { sessionId: s.sessionId, userUuid: alice.Uuid, refreshExpiresAt: s.refreshExpiresAt });
-			const doc = await store().get(s.sessionId);
+			const doc = await repo().session(s.sessionId);
 			assert.equal(doc?.refreshHash, sha256(parsed.secret));
 			assert.ok(!JSON.stringify(doc).includes(parsed.secret));
 		});
@@ -224,7 +169,7 @@ describe("tokens service", function () {
 			await rejects(broker.call("tokens.refreshSession", { refreshToken: `${crypto.randomUUID()}.${"A".repeat(43)}` }), 401, "token.invalid");
 			const s = await broker.call<{ sessionId: string; refreshToken: string }, object>("tokens.createSession", { userUuid: alice.Uuid, login: "alice" });
 			await rejects(broker.call("tokens.refreshSession", { refreshToken: `${s.sessionId}.${"B".repeat(43)}` }), 401, "token.invalid");
-			await store().patch(s.sessionId, { refreshExpiresAt: now() - 1 });
+			await repo().setSessionExpiry(s.sessionId, now() - 1);
 			assert.equal(await broker.call("tokens.getSession", { sessionId: s.sessionId }), null);
 			await rejects(broker.call("tokens.refreshSession", { refreshToken: s.refreshToken }), 401, "token.expired");
 		});
@@ -253,7 +198,7 @@ describe("tokens service", function () {
 			assert.ok(t.AccessToken.startsWith("pat_") && !t.AccessToken.includes("."));
 			const r = await broker.call<Resolved, object>("tokens.resolvePersonal", { token: t.AccessToken });
 			assert.deepEqual(r, { TokenId: t.TokenUuid, Kind: "personal", UserUuid: alice.Uuid, UserLogin: "alice", Scopes: [], ExpiresAt: exp });
-			const file = readFileSync(join(dataDir, "db", "tokens.db"), "utf8");
+			const file = JSON.stringify(await repo().personal(t.TokenUuid));
 			assert.ok(file.includes(t.TokenUuid));
 			assert.ok(!file.includes(t.AccessToken));
 			assert.ok(!file.includes(t.AccessToken.slice(4)));
@@ -284,7 +229,7 @@ describe("tokens service", function () {
 
 		it("answers token.expired after a hard expiry", async () => {
 			const t = await broker.call<Gen, object>("tokens.generatePersonal", { ExpiresAt: now() + 100 }, asAlice);
-			await store().patch(t.TokenUuid, { ExpiresAt: now() - 1 });
+			await repo().setPersonalExpiry(t.TokenUuid, now() - 1);
 			await rejects(broker.call("tokens.resolvePersonal", { token: t.AccessToken }), 401, "token.expired");
 			await rejects(broker.call("tokens.resolvePersonal", { token: `pat_${"x".repeat(43)}` }), 401, "token.not.found");
 			await rejects(broker.call("tokens.resolvePersonal", { token: "eyJ.a.b" }), 401);
@@ -292,14 +237,14 @@ describe("tokens service", function () {
 
 		it("slides the expiry of an auto-refresh token on each use, and persists it", async () => {
 			const t = await broker.call<Gen, object>("tokens.generatePersonal", { AutoRefresh: 3600, Scopes: ["node:n1:r"] }, asAlice);
-			await store().patch(t.TokenUuid, { ExpiresAt: now() + 5 });
+			await repo().setPersonalExpiry(t.TokenUuid, now() + 5);
 			const r = await broker.call<Resolved, object>("tokens.resolvePersonal", { token: t.AccessToken });
 			assert.ok(Math.abs(r.ExpiresAt - (now() + 3600)) <= 2);
 			assert.deepEqual(r.Scopes, ["node:n1:r"]);
-			const doc = await store().get(t.TokenUuid);
+			const doc = await repo().personal(t.TokenUuid);
 			assert.equal(doc?.ExpiresAt, r.ExpiresAt);
 			// A window not used in time expires like any other.
-			await store().patch(t.TokenUuid, { ExpiresAt: now() - 1 });
+			await repo().setPersonalExpiry(t.TokenUuid, now() - 1);
 			await rejects(broker.call("tokens.resolvePersonal", { token: t.AccessToken }), 401, "token.expired");
 		});
 
@@ -406,7 +351,7 @@ describe("tokens service", function () {
 			assert.match(mail, /^From: .+\r\nTo: alice@example\.com\r\nSubject: .+\r\nDate: .+\r\nMessage-ID: <.+>\r\n/);
 			const key = keyOf(mail);
 			assert.ok(mail.includes(`code: ${key}`));
-			assert.ok(!readFileSync(join(dataDir, "db", "tokens.db"), "utf8").includes(key));
+			assert.ok(!JSON.stringify(await repo().resetsOf(alice.Uuid)).includes(key));
 
 			const sess = await broker.call<{ sessionId: string }, object>("tokens.createSession", { userUuid: alice.Uuid, login: "alice" });
 			// Too short: refused before the key is used up.
@@ -441,26 +386,26 @@ describe("tokens service", function () {
 		it("refuses an expired key", async () => {
 			await broker.call("tokens.resetPasswordToken", { UserLogin: "alice" });
 			const key = keyOf(readMail(outbox().at(-1)!));
-			const doc = await store().findOne({ kind: "reset", keyHash: sha256(key) });
+			const doc = await repo().resetByHash(sha256(key));
 			assert.ok(doc);
-			assert.ok(Math.abs((doc.expiresAt as number) - (now() + 1200)) <= 2);
-			await store().patch(doc._id, { expiresAt: now() - 1 });
+			assert.ok(Math.abs(doc.expiresAt - (now() + 1200)) <= 2);
+			await repo().setResetExpiry(doc._id, now() - 1);
 			await rejects(broker.call("tokens.resetPassword", { ResetPasswordToken: key, UserLogin: "alice", NewPassword: "Whatever-123" }), 403, "reset.token.expired");
 			await rejects(broker.call("tokens.resetPassword", { ResetPasswordToken: "not-a-key", UserLogin: "alice", NewPassword: "Whatever-123" }), 403, "reset.token.invalid");
 		});
 
 		it("keeps at most 3 outstanding keys per user, dropping the oldest", async () => {
-			await store().removeMany({ kind: "reset" });
+			await repo().deleteResetsOf(alice.Uuid);
 			const keys: string[] = [];
 			for (let i = 0; i < 4; i++) {
 				await broker.call("tokens.resetPasswordToken", { UserLogin: "alice" });
 				keys.push(keyOf(readMail(outbox().at(-1)!)));
 			}
-			assert.equal(await store().count({ kind: "reset", userUuid: alice.Uuid }), 3);
+			assert.equal((await repo().resetsOf(alice.Uuid)).length, 3);
 			await rejects(broker.call("tokens.resetPassword", { ResetPasswordToken: keys[0], UserLogin: "alice", NewPassword: "Whatever-123" }), 403, "reset.token.invalid");
 			assert.equal((await broker.call<{ Success: boolean }, object>("tokens.resetPassword", { ResetPasswordToken: keys[3], UserLogin: "alice", NewPassword: "Whatever-123" })).Success, true);
 			// A successful reset drops the user's other keys.
-			assert.equal(await store().count({ kind: "reset", userUuid: alice.Uuid }), 0);
+			assert.equal((await repo().resetsOf(alice.Uuid)).length, 0);
 		});
 
 		it("takes about the same time whether or not the account exists", async () => {
@@ -476,26 +421,32 @@ describe("tokens service", function () {
 		});
 	});
 
-	describe("lib/tokens with a fake clock", () => {
+	onEveryBackend("lib/tokens with a fake clock", (h) => {
+		let store: TokensRepo;
+		before(() => {
+			store = new TokensRepo(h().db);
+		});
+
 		it("sliding tokens move their expiry forward (at most about once a minute) and expire when unused", async () => {
 			let t = 1_000_000;
-			const store = memoryStore();
 			const pats = new PersonalTokens(store, () => t);
 			const { token, doc } = await pats.create({ Kind: "personal", UserUuid: "u", UserLogin: "u", Label: "l", Scopes: [], AutoRefreshWindow: 3600, CreatedBy: "u" });
 			assert.equal(doc.ExpiresAt, t + 3600);
+			assert.deepEqual(await store.personal(doc._id), doc, "read back as written");
 			t += 30;
 			assert.equal((await pats.resolve(token)).ExpiresAt, 1_000_000 + 3600); // too soon to rewrite
 			t += 100;
 			assert.equal((await pats.resolve(token)).ExpiresAt, t + 3600);
-			assert.equal(store.docs[0].ExpiresAt, t + 3600);
+			assert.equal((await store.personal(doc._id))?.ExpiresAt, t + 3600);
 			t += 3600;
 			await rejects(pats.resolve(token), 401, "token.expired");
 		});
 
 		it("a sliding token given a hard ExpiresAt never goes past it", async () => {
 			let t = 2_000_000;
-			const pats = new PersonalTokens(memoryStore(), () => t);
-			const { token } = await pats.create({ Kind: "personal", UserUuid: "u", UserLogin: "u", Label: "l", Scopes: [], AutoRefreshWindow: 600, ExpiresAt: t + 1000, CreatedBy: "u" });
+			const pats = new PersonalTokens(store, () => t);
+			const { token, doc } = await pats.create({ Kind: "impersonation", UserUuid: "u", UserLogin: "u", Label: "l", Scopes: ["node:n:r"], AutoRefreshWindow: 600, ExpiresAt: t + 1000, CreatedBy: "a", ImpersonatedBy: "a" });
+			assert.deepEqual(await store.personal(doc._id), doc, "read back as written, ceiling and impersonator included");
 			t += 500;
 			assert.equal((await pats.resolve(token)).ExpiresAt, 2_001_000);
 			t += 500;
@@ -504,27 +455,66 @@ describe("tokens service", function () {
 
 		it("sessions and reset keys expire with the clock; the purge removes them", async () => {
 			let t = 3_000_000;
-			const store = memoryStore();
 			const sessions = new Sessions(store, () => 100, () => t);
 			const resets = new ResetKeys(store, () => t);
-			const s = await sessions.create({ userUuid: "u", login: "u" });
-			const { key } = await resets.create({ userUuid: "u", login: "u", email: "u@x.y" });
+			const s = await sessions.create({ userUuid: "u3", login: "u3", ip: "10.1.2.3", userAgent: "ua" });
+			const { key } = await resets.create({ userUuid: "u3", login: "u3", email: "u@x.y" });
 			t += 99;
 			const r = await sessions.refresh(s.refreshToken);
 			assert.ok(r.ok);
+			const stored = await store.session(s.sessionId);
+			assert.equal(stored?.ip, "10.1.2.3");
+			assert.equal(stored?.usedHashes.length, 1);
 			t += 101;
 			assert.equal(await sessions.get(s.sessionId), null);
 			const expired = await sessions.refresh(r.session.refreshToken);
 			assert.ok(!expired.ok && expired.error.type === "token.expired");
 			t += 20 * 60;
 			assert.equal((await resets.consume(key)).status, "expired");
-			const s2 = await sessions.create({ userUuid: "u", login: "u" });
-			await resets.create({ userUuid: "u", login: "u", email: "u@x.y" });
+			const s2 = await sessions.create({ userUuid: "u3", login: "u3" });
+			await resets.create({ userUuid: "u3", login: "u3", email: "u@x.y" });
 			t += 20 * 60 + 1;
 			assert.equal(await sessions.purgeExpired(), 1);
 			assert.equal(await resets.purgeExpired(), 1);
 			assert.equal(await sessions.get(s2.sessionId), null);
-			assert.equal(store.docs.length, 0);
+			assert.equal(await store.session(s2.sessionId), null);
+			assert.deepEqual(await store.resetsOf("u3"), []);
+		});
+
+		it("of concurrent refreshes with one token, on two handles, exactly one rotates it", async () => {
+			const t = 4_000_000;
+			const other = new TokensRepo(await h().second());
+			const a = new Sessions(store, () => 100, () => t);
+			const b = new Sessions(other, () => 100, () => t);
+			for (let i = 0; i < 5; i++) {
+				const s = await a.create({ userUuid: "u4", login: "u4" });
+				const outs = await Promise.all(Array.from({ length: 6 }, (_, k) => (k % 2 ? a : b).refresh(s.refreshToken)));
+				assert.equal(outs.filter((o) => o.ok).length, 1);
+			}
+		});
+
+		it("a reset key is consumed once however many try at once", async () => {
+			const t = 5_000_000;
+			const other = new TokensRepo(await h().second());
+			const a = new ResetKeys(store, () => t);
+			const b = new ResetKeys(other, () => t);
+			const { key } = await a.create({ userUuid: "u5", login: "u5", email: "u5@x.y" });
+			const outs = await Promise.all(Array.from({ length: 6 }, (_, k) => (k % 2 ? a : b).consume(key)));
+			assert.equal(outs.filter((o) => o.status === "ok").length, 1);
+		});
+
+		it("imports the NeDB tokens collection: sessions, personal tokens and reset keys, each in its table", async () => {
+			const docs = [
+				{ _id: "s-imp", kind: "session", userUuid: "u6", login: "u6", refreshHash: "h1", usedHashes: ["h0"], refreshExpiresAt: 10, createdAt: 1, updatedAt: 2, ip: "1.2.3.4" },
+				{ _id: "p-imp", kind: "personal", tokenHash: "th", Kind: "document", Type: "DOCUMENT", Label: "doc", UserUuid: "u6", UserLogin: "u6", Scopes: ["node:x:rw"], AutoRefreshWindow: 1800, ExpiresAt: 20, CreatedAt: 1, CreatedBy: "u6", UpdatedAt: 3 },
+				{ _id: "r-imp", kind: "reset", keyHash: "kh", userUuid: "u6", login: "u6", email: "e@x.y", expiresAt: 30, createdAt: 4, seq: 1234567890123456 },
+				{ _id: "junk", kind: "session" },
+			];
+			const n = await h().db.transaction((trx) => TokensRepo.importNedb(trx, docs));
+			assert.deepEqual(n, { sessions: 1, tokens: 1, resets: 1 });
+			assert.deepEqual(await store.session("s-imp"), { _id: "s-imp", kind: "session", userUuid: "u6", login: "u6", refreshHash: "h1", usedHashes: ["h0"], refreshExpiresAt: 10, createdAt: 1, updatedAt: 2, ip: "1.2.3.4" });
+			assert.deepEqual(await store.personalByHash("th"), { ...docs[1], kind: "personal" });
+			assert.deepEqual(await store.resetByHash("kh"), docs[2]);
 		});
 	});
 

@@ -1,0 +1,127 @@
+// Periodic work runs once per cluster: PeriodicLease on both backends, then two nodes (two brokers in this process)
+// sharing one PostgreSQL database, each with the services whose timers purge or sweep: one node does the work.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ServiceBroker } from "moleculer";
+import { LeasesRepo } from "../../lib/db";
+import { PeriodicLease } from "../../lib/cluster/periodic";
+import { BACKENDS, onEveryBackend, type DbHarness } from "../helpers/db";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+onEveryBackend("PeriodicLease", (h) => {
+	it("of two nodes whose timers fire together, one runs the work, and keeps it on its next ticks", async () => {
+		const a = new PeriodicLease(new LeasesRepo(h().db), "work-1", "node-a", 60_000);
+		const b = new PeriodicLease(new LeasesRepo(await h().second()), "work-1", "node-b", 60_000);
+		let runs = 0;
+		const work = async () => {
+			runs++;
+			await sleep(20);
+			return runs;
+		};
+		const [ra, rb] = await Promise.all([a.run(work), b.run(work)]);
+		assert.equal(runs, 1);
+		assert.equal([ra, rb].filter((r) => r.ran).length, 1);
+		const winner = ra.ran ? a : b;
+		const loser = ra.ran ? b : a;
+		for (let i = 0; i < 3; i++) {
+			assert.equal((await loser.run(work)).ran, false);
+			assert.equal((await winner.run(work)).ran, true);
+		}
+		assert.equal(runs, 4);
+		// The winner stops: the other node takes the work at its next tick.
+		await winner.release();
+		assert.equal((await loser.run(work)).ran, true);
+		assert.equal((await winner.run(work)).ran, false);
+	});
+
+	it("renews the lease while a run lasts longer than its ttl, so no other node starts the same work", async () => {
+		const a = new PeriodicLease(new LeasesRepo(h().db), "work-2", "node-a", 300);
+		const b = new PeriodicLease(new LeasesRepo(await h().second()), "work-2", "node-b", 300);
+		let overlap = false;
+		let running = false;
+		const slow = async () => {
+			if (running) overlap = true;
+			running = true;
+			await sleep(900);
+			running = false;
+		};
+		const first = a.run(slow);
+		await sleep(50);
+		const attempts: Promise<{ ran: boolean }>[] = [];
+		for (let i = 0; i < 6; i++) {
+			attempts.push(b.run(slow));
+			await sleep(120);
+		}
+		assert.equal((await first).ran, true);
+		assert.ok((await Promise.all(attempts)).every((r) => !r.ran));
+		assert.equal(overlap, false);
+		// A holder that died (stopped renewing) loses the lease after its ttl.
+		await sleep(400);
+		assert.equal((await b.run(async () => undefined)).ran, true);
+	});
+});
+
+/** Two nodes of one cluster in this process: their own brokers and DATA_DIRs, one PostgreSQL database. */
+export async function twoNodes(harness: DbHarness, services: string[]): Promise<{ nodes: ServiceBroker[]; stop(): Promise<void> }> {
+	const saved = { DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: process.env.DATA_DIR };
+	const dirs: string[] = [];
+	const nodes: ServiceBroker[] = [];
+	try {
+		process.env.DATABASE_URL = harness.options.databaseUrl;
+		for (const id of ["node-a", "node-b"]) {
+			const dir = mkdtempSync(join(tmpdir(), `cellar-${id}-`));
+			dirs.push(dir);
+			process.env.DATA_DIR = dir;
+			const broker = new ServiceBroker({ nodeID: id, logger: false });
+			for (const s of services) broker.loadService(join(__dirname, "..", "..", "services", `${s}.service.ts`));
+			// Settings are read when services start: each node starts with its own DATA_DIR.
+			await broker.start();
+			nodes.push(broker);
+		}
+	} finally {
+		for (const [k, v] of Object.entries(saved)) {
+			if (v === undefined) delete process.env[k];
+			else process.env[k] = v;
+		}
+	}
+	return {
+		nodes,
+		async stop() {
+			for (const n of nodes) await n.stop();
+			for (const d of dirs) rmSync(d, { recursive: true, force: true });
+		},
+	};
+}
+
+const postgres = BACKENDS.find((b) => b.name === "postgres");
+
+describe("periodic work in a cluster of two nodes on one PostgreSQL database", function () {
+	this.timeout(60_000);
+	let harness: (DbHarness & { cleanup(): Promise<void> }) | undefined;
+	before(async function () {
+		if (!postgres) this.skip();
+		harness = await postgres.open(this);
+	});
+	after(async () => harness?.cleanup());
+
+	it("the token purge runs on one node; when it stops, the other takes over", async () => {
+		const cluster = await twoNodes(harness as DbHarness, ["tokens"]);
+		try {
+			type Purging = { purge(): Promise<boolean> };
+			const [a, b] = cluster.nodes.map((n) => n.getLocalService("tokens") as unknown as Purging);
+			const first = await Promise.all([a.purge(), b.purge()]);
+			assert.equal(first.filter(Boolean).length, 1, `ran on ${JSON.stringify(first)}`);
+			const holder = first[0] ? 0 : 1;
+			const [mine, theirs] = holder === 0 ? [a, b] : [b, a];
+			assert.equal(await theirs.purge(), false);
+			assert.equal(await mine.purge(), true);
+			await cluster.nodes[holder].stop();
+			assert.equal(await theirs.purge(), true);
+		} finally {
+			await cluster.stop();
+		}
+	});
+});
