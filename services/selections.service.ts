@@ -3,26 +3,36 @@
  * gateway streams a selection as one zip (`GET /io/<workspace>/<any-name>-<SelectionUUID>.zip`). Selections
  * belong to their creator and expire after a day. Emits and consumes nothing.
  */
-import type { Context, ServiceSchema } from "moleculer";
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { randomUUID } from "node:crypto";
-import { DbMixin, type Doc, type Store } from "../mixins/db.mixin";
+import { DatabaseMixin } from "../mixins/database.mixin";
+import { LeasesRepo, type Db } from "../lib/db";
+import { importNedbOnce } from "../lib/db/nedb-import";
+import { SelectionsRepo, type SelectionRecord } from "../lib/db/selections";
+import { PeriodicLease } from "../lib/cluster/periodic";
+import { loadConfig } from "../lib/config";
 import { BadRequestError, NotFoundError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import type { TreeNode } from "../lib/tree/model";
 
-interface SelectionDoc extends Doc {
-	owner: string;
-	paths: string[];
-	action?: string;
-	expires: number;
-}
-
 const TTL_SECONDS = 24 * 3600;
+const SWEEP_EVERY_MS = 3600_000;
 
-const SelectionsService: ServiceSchema = {
+interface SelectionsVars {
+	db: Db;
+	selections: SelectionsRepo;
+	sweepLease: PeriodicLease;
+	sweeper?: NodeJS.Timeout;
+}
+interface SelectionsMethods {
+	sweep(): Promise<boolean>;
+}
+type SelectionsThis = Service & SelectionsVars & SelectionsMethods;
+
+const SelectionsService: ServiceSchema<ServiceSettingSchema, SelectionsMethods, SelectionsVars> = {
 	name: "selections",
-	mixins: [DbMixin("selections")],
+	mixins: [DatabaseMixin],
 	settings: { rest: "/" },
 	actions: {
 		create: {
@@ -32,7 +42,7 @@ const SelectionsService: ServiceSchema = {
 				Persist: { type: "boolean", optional: true },
 				TargetAction: { type: "string", optional: true, max: 128 },
 			},
-			async handler(ctx: Context<{ Nodes: { Path: string }[]; TargetAction?: string }, Meta>) {
+			async handler(this: SelectionsThis, ctx: Context<{ Nodes: { Path: string }[]; TargetAction?: string }, Meta>) {
 				const user = requireUser(ctx);
 				const paths = [...new Set(ctx.params.Nodes.map((n) => n.Path.replace(/\/$/, "")))];
 				// Every node must exist and be readable by the caller now.
@@ -41,32 +51,51 @@ const SelectionsService: ServiceSchema = {
 					const r: { Node: TreeNode } = await ctx.call("tree.stat", { Node: p });
 					nodes.push(r.Node);
 				}
-				const doc: SelectionDoc = { _id: randomUUID(), owner: user.Uuid, paths, expires: Math.floor(Date.now() / 1000) + TTL_SECONDS };
-				if (ctx.params.TargetAction) doc.action = ctx.params.TargetAction;
-				await (this.store as Store<SelectionDoc>).insert(doc);
-				return { SelectionUUID: doc._id, Nodes: nodes };
+				const sel: SelectionRecord = { uuid: randomUUID(), owner: user.Uuid, paths, expires: Math.floor(Date.now() / 1000) + TTL_SECONDS };
+				if (ctx.params.TargetAction) sel.action = ctx.params.TargetAction;
+				await this.selections.create(sel);
+				return { SelectionUUID: sel.uuid, Nodes: nodes };
 			},
 		},
 		get: {
 			retryPolicy: { enabled: true },
 			params: { uuid: { type: "string", max: 64 } },
-			async handler(ctx: Context<{ uuid: string }, Meta>) {
+			async handler(this: SelectionsThis, ctx: Context<{ uuid: string }, Meta>) {
 				const user = requireUser(ctx);
-				const doc = await (this.store as Store<SelectionDoc>).get(ctx.params.uuid);
+				const doc = await this.selections.byUuid(ctx.params.uuid);
 				if (!doc || doc.owner !== user.Uuid || doc.expires < Date.now() / 1000) throw new NotFoundError("No such selection", "selection.notfound");
 				if (!doc.paths.length) throw new BadRequestError("Empty selection");
 				return { paths: doc.paths };
 			},
 		},
 	},
-	async started() {
-		const sweep = () => (this.store as Store<SelectionDoc>).removeMany({ expires: { $lt: Math.floor(Date.now() / 1000) } }).catch(() => 0);
-		await sweep();
-		this.sweeper = setInterval(sweep, 3600_000);
-		this.sweeper.unref?.();
+	methods: {
+		/** One node of the cluster sweeps (the lease's holder); whether this one did. */
+		async sweep(this: SelectionsThis): Promise<boolean> {
+			try {
+				const out = await this.sweepLease.run(() => this.selections.sweepExpired(Math.floor(Date.now() / 1000)));
+				return out.ran;
+			} catch (e) {
+				this.logger.warn(`Selections sweep failed: ${(e as Error).message}`);
+				return false;
+			}
+		},
 	},
-	stopped() {
+	async started(this: SelectionsThis) {
+		this.selections = new SelectionsRepo(this.db);
+		const imported = await importNedbOnce(this.db, loadConfig().dataDir, "selections", async (trx, docs) => void (await SelectionsRepo.importNedb(trx, docs)));
+		if (imported.imported) this.logger.info(`Imported ${imported.documents} selections from ${imported.backup}`);
+		// Twice the period: the holder takes it again at each tick; if it dies, another node sweeps within two hours.
+		this.sweepLease = new PeriodicLease(new LeasesRepo(this.db), "selections.sweep", this.broker.nodeID, 2 * SWEEP_EVERY_MS, (e) =>
+			this.logger.warn(`Selections sweep lease renewal failed: ${(e as Error).message}`),
+		);
+		await this.sweep();
+		this.sweeper = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
+		this.sweeper.unref();
+	},
+	async stopped(this: SelectionsThis) {
 		clearInterval(this.sweeper);
+		await this.sweepLease?.release().catch(() => undefined);
 	},
 };
 

@@ -124,4 +124,19 @@ describe("periodic work in a cluster of two nodes on one PostgreSQL database", f
 			await cluster.stop();
 		}
 	});
+
+	it("the selections sweep runs on one node", async () => {
+		const cluster = await twoNodes(harness as DbHarness, ["selections"]);
+		try {
+			type Sweeping = { sweep(): Promise<boolean> };
+			const [a, b] = cluster.nodes.map((n) => n.getLocalService("selections") as unknown as Sweeping);
+			// Each node swept once as it started: one of them holds the lease since.
+			const ran = await Promise.all([a.sweep(), b.sweep(), a.sweep(), b.sweep()]);
+			assert.equal(ran.filter(Boolean).length, 2, `ran on ${JSON.stringify(ran)}`);
+			assert.equal(ran[0], ran[2]);
+			assert.notEqual(ran[0], ran[1]);
+		} finally {
+			await cluster.stop();
+		}
+	});
 });
