@@ -9,8 +9,11 @@
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { randomUUID } from "node:crypto";
-import { DbMixin, type Store } from "../mixins/db.mixin";
-import { BadRequestError, ForbiddenError, NotFoundError } from "../lib/errors";
+import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
+import { loadConfig } from "../lib/config";
+import { WorkspacesRepo, importNedbWorkspaces } from "../lib/db/workspaces";
+import { importNedbOnce } from "../lib/db/nedb-import";
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../lib/errors";
 import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
 import { defaultPolicies, hasPolicy, requireUser, type ResourcePolicy } from "../lib/identity/resource-policy";
 import { checkId, type ACL } from "../lib/acl/model";
@@ -71,11 +74,9 @@ interface WsMethods {
 	present(doc: WorkspaceDoc, acls: ACL[], user: Identity | null | undefined): Workspace;
 	findBySlugOrUuid(key: string): Promise<WorkspaceDoc | null>;
 	putWorkspace(ctx: Context<PutParams, Meta>): Promise<Workspace>;
-	serialized<T>(fn: () => Promise<T>): Promise<T>;
 }
-interface WsVars {
-	store: Store<WorkspaceDoc>;
-	writeQueue: Promise<unknown>;
+interface WsVars extends DatabaseVars {
+	repo: WorkspacesRepo;
 }
 type WsThis = Service & WsMethods & WsVars;
 
@@ -85,7 +86,7 @@ function sortDocs(docs: WorkspaceDoc[]): WorkspaceDoc[] {
 
 const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> = {
 	name: "workspaces",
-	mixins: [DbMixin("workspaces")],
+	mixins: [DatabaseMixin as unknown as Partial<ServiceSchema>],
 	settings: { rest: "/" },
 	actions: {
 		search: {
@@ -99,7 +100,7 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 				const rpType = ctx.params.ResourcePolicyQuery?.Type ?? "CONTEXT";
 				if (rpType !== "CONTEXT" && !admin) throw new ForbiddenError("Only administrators can search workspaces outside their own context");
 				if (rpType === "USER") throw new BadRequestError("ResourcePolicyQuery of type USER is not supported: search as that user instead");
-				let docs = sortDocs(await this.store.find({}));
+				let docs = sortDocs(await this.repo.all());
 				// Administrators see every workspace; others those their policies let them read.
 				if (rpType === "NONE") docs = docs.filter((d) => !d.Policies?.length);
 				else if (!admin) docs = docs.filter((d) => hasPolicy(d.Policies, user, "READ"));
@@ -138,7 +139,17 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 				RootNodes: { type: "record", optional: true, key: { type: "string" }, value: { type: "object" } },
 			},
 			async handler(this: WsThis, ctx: Context<PutParams, Meta>) {
-				return this.serialized(() => this.putWorkspace(ctx));
+				// A create that lost its slug or uuid to a concurrent one is done again: it now finds that workspace
+				// (the same slug: an update, as if it had come second) or picks the next free slug. Each loss means
+				// another request won, so this ends.
+				for (let attempt = 1; ; attempt++) {
+					try {
+						return await this.putWorkspace(ctx);
+					} catch (err) {
+						if (!(err instanceof ConflictError) || attempt >= 25) throw err;
+						await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+					}
+				}
 			},
 		},
 		remove: {
@@ -150,7 +161,7 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 				const doc = await this.findBySlugOrUuid(slug);
 				if (!doc) throw new NotFoundError(`Workspace ${slug} not found`, "workspace.notfound");
 				if (!hasPolicy(doc.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to edit this workspace");
-				await this.serialized(() => this.store.remove(doc._id));
+				await this.repo.delete(doc.UUID);
 				await this.aclClient(ctx).deleteWhere({ WorkspaceID: doc.UUID });
 				await ctx.broadcast("identity.changed", { kind: "workspace", uuid: doc.UUID });
 				return { Success: true, NumRows: 1 };
@@ -175,7 +186,7 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 					if (a) access.set(ws, a);
 				}
 				if (!access.size) return [];
-				const docs = sortDocs(await this.store.find({ query: { _id: { $in: [...access.keys()] } } }));
+				const docs = sortDocs(await this.repo.byIds([...access.keys()]));
 				const rootAcls = await acl.find({ WorkspaceIDs: docs.map((d) => d.UUID), Actions: ["workspace-path"] });
 				return docs.map((d) => ({
 					UUID: d.UUID,
@@ -191,16 +202,15 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 		ensureDefaults: {
 			params: {},
 			async handler(this: WsThis, ctx: Context<Record<string, never>, Meta>): Promise<{ Created: string[] }> {
-				const created = await this.serialized(async () => {
-					const out: string[] = [];
-					for (const def of DEFAULT_WORKSPACES) {
-						if (await this.store.get(def.UUID)) continue;
-						// A workspace an administrator made with that slug stands for the default.
-						if (await this.store.findOne({ Slug: def.Slug })) continue;
-						// ACLs first: a crash before the record is written leaves a retry that redoes them (idempotent).
-						await syncWorkspaceAcls(this.aclClient(ctx), { workspaceId: def.UUID, roots: [def.root], defaultRights: def.defaultRights });
-						await this.store.insert({
-							_id: def.UUID,
+				const created: string[] = [];
+				for (const def of DEFAULT_WORKSPACES) {
+					if (await this.repo.byId(def.UUID)) continue;
+					// A workspace an administrator made with that slug stands for the default.
+					if (await this.repo.bySlug(def.Slug)) continue;
+					// ACLs first: a crash before the record is written leaves a retry that redoes them (idempotent).
+					await syncWorkspaceAcls(this.aclClient(ctx), { workspaceId: def.UUID, roots: [def.root], defaultRights: def.defaultRights });
+					try {
+						await this.repo.create({
 							UUID: def.UUID,
 							Slug: def.Slug,
 							Label: def.Label,
@@ -210,10 +220,12 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 							Policies: defaultPolicies(def.UUID, ["profile:standard", "profile:shared"], ["profile:admin"]),
 							Attributes: "{}",
 						});
-						out.push(def.Slug);
+						created.push(def.Slug);
+					} catch (err) {
+						// Another node put it (or a workspace with its slug) in place meanwhile: that one stands.
+						if (!(err instanceof ConflictError)) throw err;
 					}
-					return out;
-				});
+				}
 				if (created.length) await ctx.broadcast("identity.changed", { kind: "workspace" });
 				return { Created: created };
 			},
@@ -255,14 +267,14 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 			};
 		},
 		async findBySlugOrUuid(this: WsThis, key: string): Promise<WorkspaceDoc | null> {
-			return (await this.store.findOne({ Slug: key })) ?? (await this.store.get(key));
+			return (await this.repo.bySlug(key)) ?? (await this.repo.byId(key));
 		},
 		async putWorkspace(this: WsThis, ctx: Context<PutParams, Meta>): Promise<Workspace> {
 			const user = requireUser(ctx);
 			const p = ctx.params;
 			const pathSlug = checkSlugInput(p.Slug);
 			const uuid = checkId("UUID", p.UUID);
-			const existing = uuid ? await this.store.get(uuid) : pathSlug ? await this.store.findOne({ Slug: pathSlug }) : null;
+			const existing = uuid ? await this.repo.byId(uuid) : pathSlug ? await this.repo.bySlug(pathSlug) : null;
 			if (existing) {
 				if (!hasPolicy(existing.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to edit this workspace");
 			} else if (!isAdmin(user)) {
@@ -280,7 +292,9 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 			let slug = existing?.Slug ?? "";
 			const wanted = slugify(pathSlug || label) || "workspace";
 			if (!existing || (pathSlug && wanted !== existing.Slug && pathSlug !== existing.Slug)) {
-				const taken = new Set((await this.store.find({ query: { Slug: new RegExp(`^${wanted}(-\\d+)?$`) } })).filter((d) => d._id !== id).map((d) => d.Slug));
+				const taken = await this.repo.slugsLike(wanted);
+				if (existing) taken.delete(existing.Slug);
+				// Only a choice: the slug's unique index decides, and a create that loses is done again (put).
 				slug = dedupSlug(wanted, (s) => taken.has(s));
 			}
 
@@ -289,7 +303,6 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 			else policies = existing?.Policies ?? defaultPolicies(id, ["profile:standard", "profile:shared"], ["profile:admin"]);
 
 			const doc: WorkspaceDoc = {
-				_id: id,
 				UUID: id,
 				Slug: slug,
 				Label: label,
@@ -300,24 +313,22 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 				// Attributes not sent on an update are kept as they were.
 				Attributes: p.Attributes !== undefined ? JSON.stringify(attrs.rest) : existing?.Attributes ?? "{}",
 			};
-			if (existing) await this.store.replace(doc);
-			else await this.store.insert(doc);
+			if (existing) {
+				if (!(await this.repo.update(doc))) throw new NotFoundError(`Workspace ${existing.Slug} not found`, "workspace.notfound");
+			} else await this.repo.create(doc);
 			await syncWorkspaceAcls(this.aclClient(ctx), { workspaceId: id, roots, defaultRights: attrs.defaultRights, quota: attrs.quota });
 			await ctx.broadcast("identity.changed", { kind: "workspace", uuid: id });
 
-			const stored = (await this.store.get(id)) as WorkspaceDoc;
+			const stored = await this.repo.byId(id);
+			if (!stored) throw new NotFoundError(`Workspace ${slug} not found`, "workspace.notfound");
 			const acls = (await this.loadAcls(ctx, [id])).get(id) ?? [];
 			return this.present(stored, acls, user);
 		},
-		/** Writes run one at a time on this node: slug de-duplication reads then writes. */
-		serialized<T>(this: WsThis, fn: () => Promise<T>): Promise<T> {
-			const run = this.writeQueue.then(fn, fn);
-			this.writeQueue = run.catch(() => undefined);
-			return run;
-		},
 	},
-	created(this: WsThis) {
-		this.writeQueue = Promise.resolve();
+	async started(this: WsThis) {
+		const report = await importNedbOnce(this.db, loadConfig().dataDir, "workspaces", importNedbWorkspaces);
+		if (report.imported) this.logger.info(`Imported ${report.documents} workspaces from the NeDB store (kept as ${report.backup})`);
+		this.repo = new WorkspacesRepo(this.db);
 	},
 };
 

@@ -26,9 +26,8 @@ export interface Workspace {
 	RootNodes?: Record<string, RootNode>;
 }
 
-/** Stored form: roots and default rights live in the acl service, not here. */
+/** Stored form (lib/db/workspaces): roots and default rights live in the acl service, not here. */
 export interface WorkspaceDoc {
-	_id: string;
 	UUID: string;
 	Slug: string;
 	Label: string;
@@ -38,7 +37,6 @@ export interface WorkspaceDoc {
 	Policies: ResourcePolicy[];
 	/** JSON object text without DEFAULT_RIGHTS / QUOTA (those are ROOT_GROUP ACLs). */
 	Attributes: string;
-	[key: string]: unknown;
 }
 
 /** One entry of workspaces.accessible: what a role stack may open, for the front-end state. */
