@@ -9,7 +9,11 @@
  * Calls: `datasources.list` (a key used by a datasource cannot be deleted, nor replaced by another one).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { DbMixin, type Store } from "../mixins/db.mixin";
+import { DatabaseMixin } from "../mixins/database.mixin";
+import type { Db } from "../lib/db";
+import { EncryptionKeysRepo } from "../lib/db/encryption-keys";
+import { importNedbOnce } from "../lib/db/nedb-import";
+import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
 import { derivedKey } from "../lib/auth/jwt";
@@ -30,7 +34,8 @@ interface EncMethods {
 	changed(id: string): Promise<void>;
 }
 interface EncVars {
-	store: Store<KeyDoc>;
+	db: Db;
+	keys: EncryptionKeysRepo;
 	writeQueue: Promise<unknown>;
 }
 type EncThis = Service & EncMethods & EncVars;
@@ -40,7 +45,7 @@ const now = () => Math.floor(Date.now() / 1000);
 
 const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars> = {
 	name: "encryption",
-	mixins: [DbMixin("encryption")],
+	mixins: [DatabaseMixin],
 	settings: { rest: "/" },
 	actions: {
 		createKey: {
@@ -53,9 +58,9 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 				await this.serialized(async () => {
 					if (await this.load(id)) throw new ConflictError(`An encryption key with id ${id} already exists`, "encryption.key.exists");
 					const doc: KeyDoc = { _id: id, ID: id, Label: label, Owner: user.Login, CreationDate: now(), Sealed: seal(newKeyMaterial(), id, this.master()), Info: { Exports: [], Imports: [] } };
-					// Another node may have created it meanwhile (shared MongoDB): a duplicate id is a conflict.
-					await this.store.insert(doc).catch(async (err) => {
-						if (await this.load(id)) throw new ConflictError(`An encryption key with id ${id} already exists`, "encryption.key.exists");
+					// Another node may have created it meanwhile (shared database): the duplicate id is a conflict.
+					await this.keys.create(doc).catch((err: unknown) => {
+						if (err instanceof ConflictError) throw new ConflictError(`An encryption key with id ${id} already exists`, "encryption.key.exists");
 						throw err;
 					});
 				});
@@ -68,9 +73,7 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 			params: { All: { type: "boolean", optional: true } },
 			async handler(this: EncThis, ctx: Context<{ All?: boolean }, Meta>) {
 				requireAdmin(ctx);
-				const docs = await this.store.find({});
-				docs.sort((a, b) => a.CreationDate - b.CreationDate || a.ID.localeCompare(b.ID));
-				return { Keys: docs.map(presentKey) };
+				return { Keys: (await this.keys.list()).map(presentKey) };
 			},
 		},
 		deleteKey: {
@@ -83,7 +86,7 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 					if (!(await this.load(id))) throw new NotFoundError(`Encryption key ${id} not found`, "encryption.key.notfound");
 					const used = await this.usedBy(ctx, id);
 					if (used.length) throw new ConflictError(`Encryption key ${id} is used by datasource ${used.join(", ")}: its files could not be read anymore`, "encryption.key.used");
-					await this.store.remove(id);
+					await this.keys.delete(id);
 				});
 				await this.changed(id);
 				return { Success: true };
@@ -99,7 +102,7 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 				if (!doc) throw new NotFoundError(`Encryption key ${id} not found`, "encryption.key.notfound");
 				const Content = await exportKey(this.material(doc), ctx.params.StrPassword ?? "");
 				const entry: KeyExport = { By: user.Login, Date: now() };
-				await this.store.updateMany({ _id: id }, { $push: { "Info.Exports": entry } });
+				await this.keys.recordExport(id, entry);
 				const key: ApiKey = presentKey(doc);
 				key.Info!.Exports = [...(key.Info!.Exports ?? []), entry];
 				return { Key: { ...key, Content } };
@@ -152,7 +155,7 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 							Imports: [...(existing ? existing.Info.Imports : history(input.Info?.Imports)), { By: user.Login, Date: now() }],
 						},
 					};
-					await this.store.replace(doc);
+					await this.keys.put(doc);
 				});
 				await this.changed(id);
 				return { Success: true };
@@ -188,8 +191,7 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 			return Buffer.from(derivedKey("encryption-master"), "base64url");
 		},
 		async load(this: EncThis, id: string): Promise<KeyDoc | null> {
-			const doc = await this.store.get(id);
-			return doc && typeof doc.Sealed === "string" ? doc : null;
+			return this.keys.byId(id);
 		},
 		material(this: EncThis, doc: KeyDoc): Buffer {
 			return unseal(doc.Sealed, doc.ID, this.master());
@@ -204,6 +206,11 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 	},
 	created(this: EncThis) {
 		this.writeQueue = Promise.resolve();
+	},
+	async started(this: EncThis) {
+		this.keys = new EncryptionKeysRepo(this.db);
+		const imported = await importNedbOnce(this.db, loadConfig().dataDir, "encryption", async (trx, docs) => void (await EncryptionKeysRepo.importNedb(trx, docs)));
+		if (imported.imported) this.logger.info(`Imported ${imported.documents} encryption keys from ${imported.backup}`);
 	},
 };
 
