@@ -14,8 +14,12 @@
 // On PostgreSQL, writers first lock the folders above what they change, root first (`lockAncestors`): concurrent
 // writes in one tree then queue on the root instead of deadlocking on each other's folders; the remaining
 // deadlocks (two moves crossing) are retried by Db.transaction. SQLite runs one transaction at a time.
+//
+// better-sqlite3 runs every statement on the event loop: work proportional to a subtree (walking, moving, deleting
+// 100,000 nodes) is done a chunk of rows at a time, inside its one transaction, giving the loop a turn between
+// chunks so that the node keeps sending heartbeats and answering what does not need the database meanwhile.
 import { randomUUID } from "node:crypto";
-import { sql, type Selectable, type Transaction } from "kysely";
+import { sql, type Kysely, type Selectable, type Transaction } from "kysely";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors";
 import { ancestors, baseName, parentOf } from "../tree/paths";
 import { isForeignKeyViolation } from "./errors";
@@ -70,6 +74,8 @@ export interface ChildCursor {
 export interface ChildPageOptions {
 	/** Start after this node (a previous page's `next`); absent: the first page. */
 	after?: ChildCursor;
+	/** Without `after`: skip this many children first (Cells' Offset; reads and skips them in the index). */
+	offset?: number;
 	/** 1 to 10,000; default 100. */
 	limit?: number;
 	/** Then by name within equal values. Default name. */
@@ -88,6 +94,12 @@ export interface ChildPage {
 
 type Row = Selectable<NodesTable>;
 type Trx = Transaction<Database>;
+type Executor = Kysely<Database>;
+
+/** Rows handled between two turns of the event loop. */
+const CHUNK = 2000;
+/** Lets timers and I/O run (heartbeats, other requests) between two chunks of a long operation. */
+const breathe = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 function toRecord(r: Row): NodeRecord {
 	const n: NodeRecord = { uuid: r.uuid, ds: r.ds, parent: r.parent, name: r.name, path: r.path, type: r.type, size: Number(r.size), mtime: Number(r.mtime), meta: fromJson<Record<string, string>>(r.meta, {}) };
@@ -98,6 +110,15 @@ function toRecord(r: Row): NodeRecord {
 }
 
 export const rootUuidOf = (ds: string): string => `DATASOURCE:${ds}`;
+
+function merged(meta: Record<string, string>, changes: Record<string, string | undefined>): Record<string, string> {
+	const out = { ...meta };
+	for (const [k, v] of Object.entries(changes)) {
+		if (v === undefined) delete out[k];
+		else out[k] = v;
+	}
+	return out;
+}
 
 export class NodesRepo {
 	private readonly now: () => number;
@@ -174,14 +195,17 @@ export class NodesRepo {
 		});
 	}
 
-	/** New content for a file (same uuid); the folders above take the size difference. */
-	async setContent(uuid: string, c: { size: number; etag: string; key: string; mtime?: number; meta?: Record<string, string> }): Promise<NodeRecord> {
+	/**
+	 * New content for a file (same uuid); the folders above take the size difference. `meta` is merged into the
+	 * node's metadata, a namespace set to undefined is removed.
+	 */
+	async setContent(uuid: string, c: { size: number; etag: string; key: string; mtime?: number; meta?: Record<string, string | undefined> }): Promise<NodeRecord> {
 		const mtime = c.mtime ?? this.now();
 		return this.db.transaction(async (trx) => {
 			const before = await this.lockedByUuid(trx, uuid);
 			if (before.type !== "LEAF") throw new ConflictError(`${before.path} is a folder`, "node.exists");
 			await this.lockAncestors(trx, before.ds, [before.path]);
-			const meta = c.meta ? JSON.stringify({ ...before.meta, ...c.meta }) : undefined;
+			const meta = c.meta ? JSON.stringify(merged(before.meta, c.meta)) : undefined;
 			const row = await trx
 				.updateTable("nodes")
 				.set({ size: c.size, etag: c.etag, key: c.key, mtime, ...(meta === undefined ? {} : { meta }) })
@@ -197,12 +221,7 @@ export class NodesRepo {
 	async setMeta(uuid: string, changes: Record<string, string | undefined>): Promise<NodeRecord> {
 		return this.db.transaction(async (trx) => {
 			const before = await this.lockedByUuid(trx, uuid);
-			const meta = { ...before.meta };
-			for (const [k, v] of Object.entries(changes)) {
-				if (v === undefined) delete meta[k];
-				else meta[k] = v;
-			}
-			const row = await trx.updateTable("nodes").set({ meta: JSON.stringify(meta) }).where("uuid", "=", uuid).returningAll().executeTakeFirstOrThrow();
+			const row = await trx.updateTable("nodes").set({ meta: JSON.stringify(merged(before.meta, changes)) }).where("uuid", "=", uuid).returningAll().executeTakeFirstOrThrow();
 			return toRecord(row);
 		});
 	}
@@ -226,7 +245,9 @@ export class NodesRepo {
 			else q = q.where((eb) => eb(eb.refTuple(sort, "name"), cmp, eb.tuple(after.value ?? 0, after.name)));
 		}
 		if (sort !== "name") q = q.orderBy(sort, dir);
-		const rows = await q.orderBy("name", dir).limit(limit + 1).execute();
+		q = q.orderBy("name", dir).limit(limit + 1);
+		if (!after && opts.offset) q = q.offset(Math.floor(opts.offset));
+		const rows = await q.execute();
 		const nodes = rows.slice(0, limit).map(toRecord);
 		if (rows.length <= limit) return { nodes };
 		const last = nodes[nodes.length - 1];
@@ -263,27 +284,7 @@ export class NodesRepo {
 	 * fails the whole call with ConflictError.
 	 */
 	async importNodes(records: readonly NodeRecord[]): Promise<void> {
-		// 13 parameters a row: well under SQLite's 32,766 and PostgreSQL's 65,535 per statement.
-		const CHUNK = 1000;
-		await this.db.transaction(async (trx) => {
-			for (let i = 0; i < records.length; i += CHUNK) {
-				const rows = records.slice(i, i + CHUNK).map((n) => ({
-					uuid: n.uuid,
-					ds: n.ds,
-					parent: n.parent,
-					name: n.name,
-					path: n.path,
-					type: n.type,
-					size: n.size,
-					mtime: n.mtime,
-					etag: orNull(n.etag),
-					mode: orNull(n.mode),
-					key: orNull(n.key),
-					meta: JSON.stringify(n.meta ?? {}),
-				}));
-				await trx.insertInto("nodes").values(rows).execute();
-			}
-		});
+		await this.db.transaction((trx) => insertRecords(trx, records));
 	}
 
 	/** Every node in uuid order, a page at a time (to rebuild derived indexes). */
@@ -291,6 +292,46 @@ export class NodesRepo {
 		let q = this.db.kysely.selectFrom("nodes").selectAll();
 		if (after !== undefined) q = q.where("uuid", ">", after);
 		return (await q.orderBy("uuid").limit(limit).execute()).map(toRecord);
+	}
+
+	/** The files of a datasource in uuid order, a page at a time. */
+	async filesPage(ds: string, after: string | undefined, limit: number): Promise<NodeRecord[]> {
+		let q = this.db.kysely.selectFrom("nodes").selectAll().where("ds", "=", ds).where("type", "=", "LEAF");
+		if (after !== undefined) q = q.where("uuid", ">", after);
+		return (await q.orderBy("uuid").limit(limit).execute()).map(toRecord);
+	}
+
+	/** Object keys of up to `limit` files of a datasource, any of them. */
+	async sampleKeys(ds: string, limit: number): Promise<string[]> {
+		const rows = await this.db.kysely.selectFrom("nodes").select("key").where("ds", "=", ds).where("type", "=", "LEAF").where("key", "is not", null).limit(limit).execute();
+		return rows.map((r) => r.key).filter((k): k is string => !!k);
+	}
+
+	/** Whether anything, hidden or not, is directly inside a folder. */
+	async hasChildren(uuid: string): Promise<boolean> {
+		return !!(await this.db.kysely.selectFrom("nodes").select("uuid").where("parent", "=", uuid).limit(1).executeTakeFirst());
+	}
+
+	/** Points a file at another object (the content itself is unchanged: same size, etag and time). */
+	async setKey(uuid: string, key: string): Promise<void> {
+		await this.db.kysely.updateTable("nodes").set({ key }).where("uuid", "=", uuid).execute();
+	}
+
+	/**
+	 * The node at `path` and everything below it (the whole tree of a datasource for ""), top first, then folder by
+	 * folder, in chunks; nothing when it does not exist. Not a snapshot: outside a transaction, writes made while
+	 * the walk runs may or may not be seen.
+	 */
+	async *walk(ds: string, path: string): AsyncGenerator<NodeRecord[]> {
+		const top = await this.byPath(ds, path);
+		if (top) yield* walkFrom(this.db.kysely, top);
+	}
+
+	/** The node at `path` and everything below it, top first (see walk). */
+	async subtree(ds: string, path: string): Promise<NodeRecord[]> {
+		const out: NodeRecord[] = [];
+		for await (const chunk of this.walk(ds, path)) out.push(...chunk);
+		return out;
 	}
 
 	/**
@@ -306,20 +347,20 @@ export class NodesRepo {
 			await this.lockAncestors(trx, ds, [from], toDs, [to]);
 			const top = await this.lockedByPath(trx, ds, from);
 			const parent = await this.folder(trx, toDs, parentOf(to));
+			// Checked first so that a taken target costs nothing; the unique index would refuse it anyway.
+			if (await trx.selectFrom("nodes").select("uuid").where("ds", "=", toDs).where("path", "=", to).executeTakeFirst()) throw new ConflictError("A file or folder already exists at this path", "node.exists");
 			// Characters (code points), as substr() counts them on both dialects.
 			const cut = Array.from(from).length + 1;
-			const moved = await trx
-				.withRecursive("subtree(uuid)", (qc) =>
-					qc
-						.selectFrom("nodes")
-						.select("uuid")
-						.where("uuid", "=", top.uuid)
-						.unionAll(qc.selectFrom("nodes").innerJoin("subtree", "subtree.uuid", "nodes.parent").select("nodes.uuid")),
-				)
-				.updateTable("nodes")
-				.set({ ds: toDs, path: sql<string>`${to} || substr(path, ${cut})` })
-				.where("uuid", "in", (eb) => eb.selectFrom("subtree").select("subtree.uuid"))
-				.executeTakeFirst();
+			let moved = 0;
+			// Nothing is under `to` (it does not exist): rewriting the paths a chunk at a time never collides.
+			for await (const chunk of walkFrom(trx, top)) {
+				const r = await trx
+					.updateTable("nodes")
+					.set({ ds: toDs, path: sql<string>`${to} || substr(path, ${cut})` })
+					.where("uuid", "in", chunk.map((n) => n.uuid))
+					.executeTakeFirst();
+				moved += Number(r.numUpdatedRows);
+			}
 			try {
 				await trx.updateTable("nodes").set({ parent: parent.uuid, name: baseName(to), mtime }).where("uuid", "=", top.uuid).execute();
 			} catch (err) {
@@ -329,15 +370,16 @@ export class NodesRepo {
 			await this.addToAncestors(trx, ds, from, -top.size, mtime);
 			await this.addToAncestors(trx, toDs, to, top.size, mtime);
 			const node = await trx.selectFrom("nodes").selectAll().where("uuid", "=", top.uuid).executeTakeFirstOrThrow();
-			return { node: toRecord(node), moved: Number(moved.numUpdatedRows) };
+			return { node: toRecord(node), moved };
 		});
 	}
 
 	/**
-	 * Removes a node and everything below it (a whole datasource's tree for path ""), in one statement, and takes
-	 * its size off the folders above; the removed nodes, in no particular order. A child added under the subtree
-	 * while it is being removed makes the statement fail on the foreign key rather than leave the child orphaned:
-	 * the removal is then run again, child included.
+	 * Removes a node and everything below it (a whole datasource's tree for path ""), in one transaction, and takes
+	 * its size off the folders above; the removed nodes, top first. Children go before their folders, a chunk at a
+	 * time. A child added under the subtree meanwhile (on PostgreSQL, below the locked folders) makes its folder's
+	 * removal fail on the foreign key rather than leave the child orphaned: the removal is then run again, child
+	 * included.
 	 */
 	async deleteSubtree(ds: string, path: string): Promise<NodeRecord[]> {
 		for (let attempt = 1; ; attempt++) {
@@ -345,24 +387,51 @@ export class NodesRepo {
 				return await this.db.transaction(async (trx) => {
 					await this.lockAncestors(trx, ds, [path]);
 					const top = await this.lockedByPath(trx, ds, path);
-					const rows = await trx
-						.withRecursive("subtree(uuid)", (qc) =>
-							qc
-								.selectFrom("nodes")
-								.select("uuid")
-								.where("uuid", "=", top.uuid)
-								.unionAll(qc.selectFrom("nodes").innerJoin("subtree", "subtree.uuid", "nodes.parent").select("nodes.uuid")),
-						)
-						.deleteFrom("nodes")
-						.where("uuid", "in", (eb) => eb.selectFrom("subtree").select("subtree.uuid"))
-						.returningAll()
-						.execute();
+					const all: NodeRecord[] = [];
+					for await (const chunk of walkFrom(trx, top)) all.push(...chunk);
+					// The walk lists every folder before what it holds: from the end, children go first.
+					const DELETE_CHUNK = 500;
+					for (let end = all.length; end > 0; end -= DELETE_CHUNK) {
+						const ids = all.slice(Math.max(0, end - DELETE_CHUNK), end).map((n) => n.uuid);
+						await trx.deleteFrom("nodes").where("uuid", "in", ids).execute();
+						if (all.length > DELETE_CHUNK) await breathe();
+					}
 					await this.addToAncestors(trx, ds, path, -top.size, this.now());
-					return rows.map(toRecord);
+					return all;
 				});
 			} catch (err) {
 				if (attempt >= 3 || !isForeignKeyViolation(err)) throw err;
 			}
+		}
+	}
+
+	/**
+	 * Removes one node, a file or a folder with nothing inside, never anything else, and takes its size off the
+	 * folders above. Nothing is removed (null) unless the node at `path` is still of `type` (and `uuid`, when
+	 * given) and, for a folder, empty.
+	 */
+	async deleteOne(ds: string, path: string, want: { type: NodeType; uuid?: string }): Promise<NodeRecord | null> {
+		if (path === "") return null;
+		try {
+			return await this.db.transaction(async (trx) => {
+				await this.lockAncestors(trx, ds, [path]);
+				const row = await trx
+					.selectFrom("nodes")
+					.selectAll()
+					.where("ds", "=", ds)
+					.where("path", "=", path)
+					.$if(this.pg, (q) => q.forUpdate())
+					.executeTakeFirst();
+				if (!row || row.type !== want.type || (want.uuid !== undefined && row.uuid !== want.uuid)) return null;
+				if (row.type === "COLLECTION" && (await trx.selectFrom("nodes").select("uuid").where("parent", "=", row.uuid).limit(1).executeTakeFirst())) return null;
+				await trx.deleteFrom("nodes").where("uuid", "=", row.uuid).execute();
+				await this.addToAncestors(trx, ds, path, -Number(row.size), this.now());
+				return toRecord(row);
+			});
+		} catch (err) {
+			// A child committed into the folder meanwhile: the folder holds something, it stays.
+			if (isForeignKeyViolation(err)) return null;
+			throw err;
 		}
 	}
 
@@ -430,4 +499,67 @@ export class NodesRepo {
 			.where("path", "in", paths)
 			.execute();
 	}
+}
+
+/**
+ * Adds complete records in `trx`, many rows per statement, giving the event loop a turn between chunks;
+ * `progress` is told the rows written so far after each chunk.
+ */
+export async function insertRecords(trx: Trx, records: readonly NodeRecord[], progress?: (written: number) => void): Promise<void> {
+	// 12 parameters a row: well under SQLite's 32,766 and PostgreSQL's 65,535 per statement.
+	const ROWS = 1000;
+	for (let i = 0; i < records.length; i += ROWS) {
+		const rows = records.slice(i, i + ROWS).map((n) => ({
+			uuid: n.uuid,
+			ds: n.ds,
+			parent: n.parent,
+			name: n.name,
+			path: n.path,
+			type: n.type,
+			size: n.size,
+			mtime: n.mtime,
+			etag: orNull(n.etag),
+			mode: orNull(n.mode),
+			key: orNull(n.key),
+			meta: JSON.stringify(n.meta ?? {}),
+		}));
+		await trx.insertInto("nodes").values(rows).execute();
+		progress?.(Math.min(records.length, i + ROWS));
+		if (records.length > ROWS) await breathe();
+	}
+}
+
+/**
+ * `top` and everything below it, top first, then folder by folder (a folder always before what it holds), in
+ * chunks of about CHUNK rows read through the (parent, name) index, a turn of the event loop between chunks.
+ */
+async function* walkFrom(q: Executor, top: NodeRecord): AsyncGenerator<NodeRecord[]> {
+	let out: NodeRecord[] = [top];
+	const folders: string[] = top.type === "COLLECTION" ? [top.uuid] : [];
+	for (let i = 0; i < folders.length; i++) {
+		let after: string | undefined;
+		for (;;) {
+			let page = q.selectFrom("nodes").selectAll().where("parent", "=", folders[i]);
+			if (after !== undefined) page = page.where("name", ">", after);
+			const rows = await page.orderBy("name").limit(CHUNK).execute();
+			for (const r of rows) {
+				const n = toRecord(r);
+				out.push(n);
+				if (n.type === "COLLECTION") folders.push(n.uuid);
+			}
+			if (out.length >= CHUNK) {
+				yield out;
+				out = [];
+				await breathe();
+			}
+			if (rows.length < CHUNK) break;
+			after = rows[rows.length - 1].name;
+		}
+		// Folders already walked are not needed again.
+		if (i >= 10_000) {
+			folders.splice(0, i + 1);
+			i = -1;
+		}
+	}
+	if (out.length) yield out;
 }

@@ -155,6 +155,13 @@ onEveryBackend("NodesRepo", (h) => {
 			}
 		});
 
+		it("pages by offset (Cells' Offset) in every order, the same children as the keyset pages", async () => {
+			for (const opts of [{}, { desc: true }, { sort: "size" as const }, { sort: "mtime" as const, desc: true }, { hidden: false }]) {
+				const all = (await walk(opts, 100)).map((n) => n.name);
+				for (const offset of [0, 1, 5, 12, 13, 50]) assert.deepEqual((await nodes.childrenPage(folder.uuid, { ...opts, offset, limit: 3 })).nodes.map((n) => n.name), all.slice(offset, offset + 3), `${JSON.stringify(opts)} offset ${offset}`);
+			}
+		});
+
 		it("filters hidden names and types; counts children", async () => {
 			const visible = (await walk({ hidden: false }, 4)).map((n) => n.name);
 			assert.ok(!visible.includes(".hidden"));
@@ -255,6 +262,34 @@ onEveryBackend("NodesRepo", (h) => {
 			const left = [...(await everything(nodes)).keys()].filter((k) => k.startsWith("ds1:doomed"));
 			assert.deepEqual(left, []);
 		});
+	});
+
+	it("removes one file, or one empty folder, only as it was asked for", async () => {
+		const folder = await nodes.insert({ ds: "ds1", path: "single", type: "COLLECTION" });
+		const f = await nodes.insert({ ds: "ds1", path: "single/f", type: "LEAF", size: 9 });
+		const rootSize = (await size("ds1", "")) as number;
+		assert.equal(await nodes.hasChildren(folder.uuid), true);
+		assert.equal(await nodes.deleteOne("ds1", "single", { type: "COLLECTION" }), null, "not empty");
+		assert.equal(await nodes.deleteOne("ds1", "single/f", { type: "COLLECTION" }), null, "not a folder");
+		assert.equal(await nodes.deleteOne("ds1", "single/f", { type: "LEAF", uuid: "other" }), null, "another file");
+		assert.equal((await nodes.deleteOne("ds1", "single/f", { type: "LEAF", uuid: f.uuid }))?.uuid, f.uuid);
+		assert.equal(await size("ds1", "single"), 0);
+		assert.equal(await size("ds1", ""), rootSize - 9);
+		assert.equal(await nodes.hasChildren(folder.uuid), false);
+		assert.equal((await nodes.deleteOne("ds1", "single", { type: "COLLECTION" }))?.uuid, folder.uuid);
+		assert.equal(await nodes.deleteOne("ds1", "", { type: "COLLECTION" }), null, "never a root");
+	});
+
+	it("walks a subtree a folder before what it holds, and lists a datasource's files by uuid", async () => {
+		const sub = await nodes.subtree("ds1", "docs");
+		assert.equal(sub[0].path, "docs");
+		const at = new Map(sub.map((n, i) => [n.uuid, i]));
+		for (const n of sub.slice(1)) assert.ok((at.get(n.parent as string) as number) < (at.get(n.uuid) as number), n.path);
+		assert.deepEqual(await nodes.subtree("ds1", "docs/none"), []);
+		const files = await nodes.filesPage("ds1", undefined, 1000);
+		assert.ok(files.every((n) => n.type === "LEAF" && n.ds === "ds1"));
+		assert.deepEqual(files.map((n) => n.uuid), files.map((n) => n.uuid).sort());
+		assert.equal(files.length, await nodes.countFiles("ds1"));
 	});
 
 	it("imports complete records as they are, all or nothing", async () => {
