@@ -7,7 +7,10 @@
  * `datasources.changed` (drops its caches).
  */
 import type { Context, ServiceSchema } from "moleculer";
-import { DbMixin, type Store } from "../mixins/db.mixin";
+import { DatabaseMixin } from "../mixins/database.mixin";
+import { NodesRepo } from "../lib/db";
+import { importNedbNodes } from "../lib/db/nodes-import";
+import { loadConfig } from "../lib/config";
 import { BadRequestError, NotFoundError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
@@ -15,7 +18,7 @@ import { TreeIndex } from "../lib/tree/index";
 import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
 import { presentNode } from "../lib/tree/present";
-import { parentOf, splitPath } from "../lib/tree/paths";
+import { splitPath } from "../lib/tree/paths";
 import { checkUserWritable, type NodeDoc } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { DataStoresMixin } from "../mixins/datastores.mixin";
@@ -35,7 +38,8 @@ const s3Headers = { type: "record", optional: true, key: { type: "string", max: 
 
 const TreeService: ServiceSchema = {
 	name: "tree",
-	mixins: [DbMixin("nodes", { indexes: [{ field: "dsPath", unique: true }, { field: "parentKey" }] }), DataStoresMixin],
+	// The index lives in the SQL store (DATA_DIR/cellar.db, or DATABASE_URL); MONGO_URI does not apply to it.
+	mixins: [DatabaseMixin, DataStoresMixin],
 	settings: { rest: "/" },
 	actions: {
 		stat: {
@@ -330,15 +334,6 @@ const TreeService: ServiceSchema = {
 		"datasources.changed"() {
 			this.resolver.clear();
 		},
-		// Another replica changed the tree: the folder listings it touched are reloaded on next use.
-		"tree.changed"(ctx: Context<{ node: { ds: string; path: string; type: string }; from?: { ds: string; path: string } }>) {
-			if (ctx.nodeID === this.broker.nodeID || !this.ops) return;
-			const { node, from } = ctx.params;
-			if (node.path === "") return this.ops.index.listings.clear(); // a whole datasource dropped
-			for (const p of [node, from]) if (p) this.ops.index.forgetFolder(p.ds, parentOf(p.path));
-			if (node.type === "COLLECTION") this.ops.index.forgetFolder(node.ds, node.path);
-			if (from) this.ops.index.forgetFolder(from.ds, from.path);
-		},
 	},
 	methods: {
 		/** Staging leftovers of every datasource; with `orphans`, also unreferenced objects of the tree's flat ones. */
@@ -369,10 +364,9 @@ const TreeService: ServiceSchema = {
 	},
 
 	async started() {
-		const index = new TreeIndex(this.store as Store<NodeDoc>);
-		const t0 = Date.now();
-		const pre = await index.preloadListings();
-		if (pre.folders) this.logger.info(`sorted ${pre.folders} large folder(s), ${pre.entries} children, in ${Date.now() - t0} ms`);
+		// A DATA_DIR of the NeDB versions: its index is read once into the SQL store (nothing is loaded at later starts).
+		await importNedbNodes(this.db, loadConfig().dataDir, (msg) => this.logger.info(msg));
+		const index = new TreeIndex(new NodesRepo(this.db));
 		this.ops = new TreeOperations(
 			index,
 			(name) => this.datasource(name),

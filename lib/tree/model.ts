@@ -1,11 +1,11 @@
-// A node as the index stores it. Paths are datasource-relative ("" is the datasource root); `dsPath` and
-// `parentKey` are the two indexed lookups (a node by path, the children of a folder).
-import type { Doc } from "../../mixins/db.mixin";
+// A node as the tree's code reads it (lib/tree/index makes it from the index's record). Paths are
+// datasource-relative ("" is the datasource root); `dsPath` and `parentKey` name a node and its folder across
+// datasources (`<ds>/<path>`).
 import { ForbiddenError } from "../errors";
 
 export type NodeType = "LEAF" | "COLLECTION";
 
-export interface NodeDoc extends Doc {
+export interface NodeDoc {
 	_id: string;
 	ds: string;
 	path: string;

@@ -246,8 +246,8 @@ export class TreeOperations {
 			}
 			// Copying took a while: the target folder may have gone meanwhile (as for an upload, it is made again).
 			await this.mkdir(toDs, parentOf(to), true);
-			const moved = await this.index.move(fromDs, from, toDs, to);
-			for (const m of moved) if (m.type === "LEAF") await this.index.setKey(m._id, this.keyFor(dst, m._id, m.path));
+			await this.index.move(fromDs, from, toDs, to);
+			for (const d of before) if (d.type === "LEAF") await this.index.setKey(d._id, this.keyFor(dst, d._id, to + d.path.slice(from.length)));
 			for (const d of before) if (d.type === "LEAF" && d.key && (src !== dst || d.key !== this.keyFor(dst, d._id, to + d.path.slice(from.length)))) await src.store.delete(d.key).catch(() => undefined);
 			if (!src.flat) await src.store.rmdir(from).catch(() => undefined);
 		}
@@ -405,7 +405,8 @@ export class TreeOperations {
 		const ds = await this.datasource(dsName);
 		if (!ds.flat) throw new ConflictError(`Datasource ${dsName} is structured: resync it instead`, "datasource.structured");
 		// Taken before listing, as for the sweep: an object committed meanwhile appears in the listing only.
-		const docs = (await this.index.subtree(dsName, "")).filter((d) => d.type === "LEAF" && d.key);
+		const docs: NodeDoc[] = [];
+		for await (const page of this.index.files(dsName)) for (const d of page) if (d.key) docs.push(d);
 		const present = new Set<string>();
 		const out: FlatCheck = { files: docs.length, objects: 0, missing: 0, missingPaths: [], orphans: 0, orphanKeys: [], foreign: 0 };
 		const referenced = new Set<string>();

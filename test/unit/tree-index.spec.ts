@@ -1,103 +1,129 @@
-// The node index over a real NeDB store: large folders sorted once at start, listings and scans served from the
-// documents the store already holds, with the same answers as the query path.
+// The tree's node index on the SQL store (TreeIndex over NodesRepo), on SQLite and PostgreSQL: Cells' Offset
+// pages (resumed from the index, the same answers as OFFSET), child counts, the mkdir race settled by the unique
+// index, large subtrees moved and deleted a chunk at a time while the event loop keeps turning, and the one-time
+// import of an NeDB index with what that store could not enforce.
 import assert from "node:assert/strict";
-import { ServiceBroker, type Service } from "moleculer";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DbMixin, type Store } from "../../mixins/db.mixin";
+import { ConflictError } from "../../lib/errors";
+import { NodesRepo } from "../../lib/db";
+import { importNedbNodes, nodesFromNedb } from "../../lib/db/nodes-import";
+import type { NedbDoc } from "../../lib/db/nedb-import";
 import { TreeIndex } from "../../lib/tree/index";
-import type { NodeDoc } from "../../lib/tree/model";
+import { onEveryBackend } from "../helpers/db";
 
-describe("tree index (NeDB)", function () {
-	let broker: ServiceBroker;
-	let store: Store<NodeDoc>;
-	let dir: string;
-	const saved = { DATA_DIR: process.env.DATA_DIR, MONGO_URI: process.env.MONGO_URI };
+const file = (uuid: string, size = 1) => ({ uuid, key: uuid, size, etag: "e" });
+
+onEveryBackend("tree index", (h) => {
+	let index: TreeIndex;
 	const names = Array.from({ length: 1200 }, (_, i) => `f-${String((i * 7919) % 1200).padStart(5, "0")}.txt`);
+	const sorted = [...names].sort();
 
 	before(async () => {
-		dir = mkdtempSync(join(tmpdir(), "cellar-tree-index-"));
-		process.env.DATA_DIR = dir;
-		delete process.env.MONGO_URI;
-		broker = new ServiceBroker({ logger: false });
-		const svc = broker.createService({ name: "treeindextest", mixins: [DbMixin("nodes", { indexes: [{ field: "dsPath", unique: true }, { field: "parentKey" }] })] }) as Service & { store: Store<NodeDoc> };
-		await broker.start();
-		store = svc.store;
-		const index = new TreeIndex(store);
+		index = new TreeIndex(new NodesRepo(h().db));
 		await index.mkdir("ds1", "big", true);
-		await index.mkdir("ds1", "small", true);
-		// Out of name order, with hidden files that listings never show.
-		for (const name of [...names, ".hidden"]) await index.commitFile("ds1", `big/${name}`, { uuid: `u-${name}`, key: `u-${name}`, size: 1, etag: "e" });
-		await index.commitFile("ds1", "small/a.txt", { uuid: "u-small-a", key: "u-small-a", size: 1, etag: "e" });
-	});
-	after(async () => {
-		await broker?.stop();
-		rmSync(dir, { recursive: true, force: true });
-		process.env.DATA_DIR = saved.DATA_DIR;
-		if (saved.MONGO_URI) process.env.MONGO_URI = saved.MONGO_URI;
+		// Out of name order, with a hidden file that listings never show.
+		for (const [i, name] of [...names, ".hidden"].entries()) await index.commitFile("ds1", `big/${name}`, { ...file(`u-${name}`, i % 7), mtime: 1000 + (i % 13) });
 	});
 
-	it("sorts large folders at start and serves their pages from memory, dot-files excluded", async () => {
-		// A fresh index, as after a restart.
-		const index = new TreeIndex(store);
-		const pre = await index.preloadListings(1000);
-		assert.deepEqual(pre, { folders: 1, entries: 1200 });
-		const cached = index.listings.get("ds1/big");
-		assert.ok(cached, "the large folder is listed before any request");
-		assert.equal(index.listings.get("ds1/small"), undefined, "small folders wait for their first listing");
-		const sorted = [...names].sort();
-		assert.deepEqual(cached.map((e) => e.name), sorted);
+	it("pages a large folder by Offset, resuming from the index, the same as reading from the start", async () => {
 		const page = await index.children("ds1", "big", { offset: 100, limit: 5 });
 		assert.equal(page.total, 1200);
 		assert.deepEqual(page.nodes.map((d) => d.name), sorted.slice(100, 105));
-		// The query path (hidden files included) agrees on the visible ones.
-		const all = await index.children("ds1", "big", { includeHidden: true });
-		assert.equal(all.total, 1201);
-		assert.deepEqual((await index.children("ds1", "small")).nodes.map((d) => d.name), ["a.txt"]);
+		// Page after page (resumed from the cursor the previous page left), then pages asked out of order.
+		const seen: string[] = [];
+		for (let offset = 0; offset < 1200; offset += 250) seen.push(...(await index.children("ds1", "big", { offset, limit: 250 })).nodes.map((d) => d.name));
+		assert.deepEqual(seen, sorted);
+		assert.deepEqual((await index.children("ds1", "big", { offset: 777, limit: 3 })).nodes.map((d) => d.name), sorted.slice(777, 780));
+		assert.deepEqual((await index.children("ds1", "big", { offset: 1198, limit: 10 })).nodes.map((d) => d.name), sorted.slice(1198));
+		assert.deepEqual((await index.children("ds1", "big", { offset: 5000, limit: 10 })).nodes, []);
+		// Descending, and by size and date, ties by name.
+		assert.deepEqual((await index.children("ds1", "big", { limit: 3, sort: { field: "name", desc: true } })).nodes.map((d) => d.name), sorted.slice(-3).reverse());
+		const all = (await index.children("ds1", "big")).nodes;
+		assert.equal(all.length, 1200, "no limit: every visible child");
+		for (const field of ["size", "mtime"] as const) {
+			const expected = [...all].sort((a, b) => a[field] - b[field] || (a.name < b.name ? -1 : 1)).map((d) => d.name);
+			const got: string[] = [];
+			for (let offset = 0; offset < 1200; offset += 500) got.push(...(await index.children("ds1", "big", { offset, limit: 500, sort: { field } })).nodes.map((d) => d.name));
+			assert.deepEqual(got, expected, field);
+			assert.deepEqual((await index.children("ds1", "big", { offset: 10, limit: 5, sort: { field, desc: true } })).nodes.map((d) => d.name), [...expected].reverse().slice(10, 15), `${field} desc`);
+		}
+		// The administrators' view includes the hidden file.
+		assert.equal((await index.children("ds1", "big", { includeHidden: true })).total, 1201);
 	});
 
-	it("keeps preloaded listings up to date with writes", async () => {
-		const index = new TreeIndex(store);
-		await index.preloadListings(1000);
-		await index.commitFile("ds1", "big/0-first.txt", { uuid: "u-first", key: "u-first", size: 1, etag: "e" });
-		await index.remove("ds1", `big/${[...names].sort()[0]}`);
-		const page = await index.children("ds1", "big", { limit: 2 });
-		assert.equal(page.total, 1200);
-		assert.deepEqual(page.nodes.map((d) => d.name), ["0-first.txt", [...names].sort()[1]]);
-		// Counts follow the writes without a recount.
-		assert.deepEqual(await index.childCounts("ds1", "big"), { files: 1200, folders: 0 });
+	it("a page resumed from a cursor follows writes made since", async () => {
+		await index.children("ds1", "big", { offset: 0, limit: 10 });
+		await index.commitFile("ds1", "big/0-first.txt", file("u-first"));
+		const next = await index.children("ds1", "big", { offset: 10, limit: 2 });
+		assert.equal(next.total, 1201);
+		// Resumed after the 10th name seen: the file added before it shifts nothing.
+		assert.deepEqual(next.nodes.map((d) => d.name), sorted.slice(10, 12));
+		assert.deepEqual((await index.children("ds1", "big", { limit: 2 })).nodes.map((d) => d.name), ["0-first.txt", sorted[0]]);
+		assert.deepEqual(await index.childCounts("ds1", "big"), { files: 1201, folders: 0 });
 		await index.mkdir("ds1", "big/sub1", false);
 		await index.mkdir("ds1", "big/sub2", false);
 		await index.remove("ds1", "big/0-first.txt");
-		assert.deepEqual(await index.childCounts("ds1", "big"), { files: 1199, folders: 2 });
 		await index.remove("ds1", "big/sub1");
-		assert.deepEqual(await index.childCounts("ds1", "big"), { files: 1199, folders: 1 });
-		assert.deepEqual(await new TreeIndex(store).childCounts("ds1", "big"), { files: 1199, folders: 1 }, "a fresh count agrees");
+		assert.deepEqual(await index.childCounts("ds1", "big"), { files: 1200, folders: 1 });
+		assert.deepEqual((await index.children("ds1", "big", { type: "COLLECTION" })).nodes.map((d) => d.name), ["sub2"]);
+		await index.remove("ds1", "big/sub2");
 	});
 
-	it("finds a subtree through the children index, the same as the path-prefix query", async () => {
-		const index = new TreeIndex(store);
+	it("two uploads into one new folder: both land, in one folder, the loser using the winner's", async () => {
+		const [a, b] = await Promise.all([index.mkdir("ds1", "race/new/deep", true), index.mkdir("ds1", "race/new/deep", true)]);
+		assert.equal(a.node._id, b.node._id);
+		assert.equal(a.created.length + b.created.length, 3);
+		await assert.rejects(index.mkdir("ds1", "big/f-00000.txt", true), ConflictError);
+	});
+
+	it("finds a subtree, folders before what they hold; removes only an empty folder or the file asked for", async () => {
 		await index.mkdir("ds1", "tree/a/b", true);
 		await index.mkdir("ds1", "tree/a-sibling", true);
 		await index.mkdir("ds1", "treetop", true);
-		for (const p of ["tree/x.txt", "tree/a/y.txt", "tree/a/b/z.txt", "tree/a-sibling/w.txt", "treetop/v.txt"]) await index.commitFile("ds1", p, { uuid: `u-${p}`, key: `u-${p}`, size: 1, etag: "e" });
-		const paths = (docs: { path: string }[]) => docs.map((d) => d.path).sort();
-		const expected = ["tree", "tree/a", "tree/a-sibling", "tree/a-sibling/w.txt", "tree/a/b", "tree/a/b/z.txt", "tree/a/y.txt", "tree/x.txt"];
-		assert.deepEqual(paths(await index.subtree("ds1", "tree")), expected);
-		// Without the in-memory view (as on MongoDB): the query answers the same.
-		const queried = new TreeIndex({ ...store, memory: undefined, find: store.find, get: store.get, findOne: store.findOne } as Store<NodeDoc>);
-		assert.deepEqual(paths(await queried.subtree("ds1", "tree")), expected);
-		assert.deepEqual(paths(await index.subtree("ds1", "tree/a/y.txt")), ["tree/a/y.txt"]);
+		for (const p of ["tree/x.txt", "tree/a/y.txt", "tree/a/b/z.txt", "tree/a-sibling/w.txt", "treetop/v.txt"]) await index.commitFile("ds1", p, file(`u-${p}`));
+		const sub = await index.subtree("ds1", "tree");
+		assert.deepEqual(sub.map((d) => d.path).sort(), ["tree", "tree/a", "tree/a-sibling", "tree/a-sibling/w.txt", "tree/a/b", "tree/a/b/z.txt", "tree/a/y.txt", "tree/x.txt"]);
+		const at = new Map(sub.map((d, i) => [d.path, i]));
+		for (const d of sub) if (d.path !== "tree") assert.ok((at.get(d.parentKey.slice(4)) as number) < (at.get(d.path) as number), d.path);
+		assert.deepEqual((await index.subtree("ds1", "tree/a/y.txt")).map((d) => d.path), ["tree/a/y.txt"]);
 		assert.deepEqual(await index.subtree("ds1", "tree/nope"), []);
-		// Copies: changing one does not change the index.
-		const [, child] = await index.subtree("ds1", "tree/a");
-		child.meta.touched = "yes";
-		assert.equal((await index.byUuid(child._id))?.meta.touched, undefined);
+		assert.equal(await index.removeSingle("ds1", "tree/a", "COLLECTION"), null, "a folder holding something stays");
+		assert.equal(await index.removeSingle("ds1", "tree/x.txt", "LEAF", "another-uuid"), null, "another file now at the path stays");
+		assert.equal((await index.removeSingle("ds1", "tree/x.txt", "LEAF", "u-tree/x.txt"))?.path, "tree/x.txt");
+		assert.equal((await index.get("ds1", "tree"))?.size, 3);
 	});
 
-	it("scans every node once in uuid order, a page at a time, as copies", async () => {
-		const index = new TreeIndex(store);
+	it("moves and deletes a folder of 5,000 files a chunk at a time: one transaction, the event loop keeps turning", async function () {
+		this.timeout(120_000);
+		const repo = new NodesRepo(h().db);
+		const folder = await repo.insert({ ds: "ds1", path: "many", type: "COLLECTION" });
+		await repo.insert({ ds: "ds1", path: "many/sub", type: "COLLECTION" });
+		const records = Array.from({ length: 5000 }, (_, i) => ({ uuid: `many-${i}`, ds: "ds1", parent: folder.uuid, name: `n${i}`, path: `many/n${i}`, type: "LEAF" as const, size: 0, mtime: 1, meta: {} }));
+		await repo.importNodes(records);
+		await index.commitFile("ds1", "many/sub/last.txt", file("u-last", 5));
+		let ticks = 0;
+		const timer = setInterval(() => ticks++, 0);
+		try {
+			const top = await index.move("ds1", "many", "ds1", "tree/many");
+			assert.equal(top.path, "tree/many");
+			assert.equal((await index.get("ds1", "tree/many/n4999"))?._id, "many-4999");
+			assert.equal((await index.get("ds1", "tree/many/sub/last.txt"))?._id, "u-last");
+			assert.equal(await index.get("ds1", "many/n1"), null);
+			assert.equal((await index.get("ds1", "tree"))?.size, 3 + 5);
+			const before = ticks;
+			const removed = await index.remove("ds1", "tree/many");
+			assert.equal(removed.length, 5003);
+			assert.ok(ticks > before, "timers ran while the subtree was deleted");
+		} finally {
+			clearInterval(timer);
+		}
+		assert.equal((await index.get("ds1", "tree"))?.size, 3);
+		assert.deepEqual((await index.children("ds1", "tree")).nodes.map((d) => d.name), ["a", "a-sibling"]);
+	});
+
+	it("scans every node once in uuid order, a page at a time; lists a datasource's files page by page", async () => {
 		const seen: string[] = [];
 		let after: string | undefined;
 		for (;;) {
@@ -106,10 +132,48 @@ describe("tree index (NeDB)", function () {
 			seen.push(...page.map((d) => d._id));
 			after = page[page.length - 1]._id;
 		}
-		assert.equal(seen.length, await store.count({}));
 		assert.deepEqual(seen, [...seen].sort());
-		const [first] = await index.scan(undefined, 1);
-		first.meta.touched = "yes";
-		assert.equal((await index.byUuid(first._id))?.meta.touched, undefined, "a scanned document is a copy");
+		assert.equal(new Set(seen).size, seen.length);
+		let files = 0;
+		for await (const page of index.files("ds1", 100)) files += page.length;
+		assert.equal(files, await index.fileCount("ds1"));
+		assert.equal((await index.keysOf("ds1")).size, files);
+		assert.equal((await index.sampleKeys("ds1", 3)).length, 3);
+	});
+
+	it("imports an NeDB index once: missing folders made, nodes under a file left out, folder sizes summed", async () => {
+		const repo = new NodesRepo(h().db);
+		const dir = mkdtempSync(join(tmpdir(), "cellar-nedb-nodes-"));
+		mkdirSync(join(dir, "db"), { recursive: true });
+		const doc = (d: Partial<NedbDoc> & { _id: string; path: string; type: string }) => ({ ds: "old", meta: {}, mtime: 5, size: 0, ...d });
+		const docs = [
+			doc({ _id: "DATASOURCE:old", path: "", type: "COLLECTION", size: 999 }),
+			// A file whose folder the old index lost, and one two levels below a missing folder.
+			doc({ _id: "o1", path: "lost/a.txt", type: "LEAF", size: 10, key: "o1", etag: "e", meta: { tags: '"x"' } }),
+			doc({ _id: "o2", path: "lost/deeper/b.txt", type: "LEAF", size: 5 }),
+			doc({ _id: "o3", path: "file.txt", type: "LEAF", size: 7 }),
+			doc({ _id: "o4", path: "file.txt/under", type: "LEAF", size: 100 }),
+			doc({ _id: "o5", path: "moved", type: "COLLECTION" }),
+			{ _id: "bad" },
+		];
+		const lines = [JSON.stringify({ $$indexCreated: { fieldName: "dsPath", unique: true } }), ...docs.map((d) => JSON.stringify(d)), JSON.stringify({ _id: "o5", $$deleted: true })];
+		writeFileSync(join(dir, "db", "nodes.db"), lines.join("\n") + "\n");
+		const { records, foldersAdded, skipped } = nodesFromNedb(docs as NedbDoc[]);
+		assert.equal(foldersAdded, 2);
+		assert.equal(skipped, 2);
+		assert.equal(records.length, 7);
+		const logs: string[] = [];
+		const report = await importNedbNodes(h().db, dir, (m) => logs.push(m));
+		assert.equal(report.imported, true);
+		assert.ok(!existsSync(join(dir, "db", "nodes.db")) && existsSync(join(dir, "db", "nodes.db.imported")));
+		assert.equal((await repo.byPath("old", "lost/a.txt"))?.meta.tags, '"x"');
+		assert.equal((await repo.byPath("old", "lost"))?.size, 15);
+		assert.equal((await repo.byPath("old", ""))?.size, 22);
+		assert.equal(await repo.byPath("old", "file.txt/under"), null);
+		assert.equal(await repo.byPath("old", "moved"), null, "a deleted document stays deleted");
+		assert.ok(logs.some((l) => l.includes("2 missing folders made")), logs.join("\n"));
+		// Once: the marker holds even if the file came back.
+		writeFileSync(join(dir, "db", "nodes.db"), lines.join("\n") + "\n");
+		assert.equal((await importNedbNodes(h().db, dir, () => undefined)).imported, false);
 	});
 });
