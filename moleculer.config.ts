@@ -6,7 +6,7 @@ import { loadConfig } from "./lib/config";
 const cfg = loadConfig();
 
 const config: BrokerOptions = {
-	namespace: process.env.NAMESPACE || "cellar",
+	namespace: cfg.namespace,
 	nodeID: cfg.nodeId || undefined,
 	transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
 	logger: cfg.logLevel === "silent" ? false : { type: "Console", options: { level: cfg.logLevel, formatter: "short" } },
@@ -23,8 +23,8 @@ const config: BrokerOptions = {
 		check: (err: Error) => !!(err as { retryable?: boolean }).retryable,
 	},
 	registry: { strategy: "RoundRobin", preferLocal: true },
-	heartbeatInterval: Number(process.env.HEARTBEAT_INTERVAL || 5),
-	heartbeatTimeout: Number(process.env.HEARTBEAT_TIMEOUT || 15),
+	heartbeatInterval: cfg.heartbeatInterval,
+	heartbeatTimeout: cfg.heartbeatTimeout,
 	circuitBreaker: {
 		enabled: true,
 		threshold: 0.5,
@@ -33,7 +33,7 @@ const config: BrokerOptions = {
 		halfOpenTime: 10_000,
 		check: (err: Error) => ((err as unknown as { code?: number }).code ?? 500) >= 500,
 	},
-	metrics: { enabled: process.env.METRICS === "true", reporter: ["Prometheus"] },
+	metrics: { enabled: cfg.metrics, reporter: ["Prometheus"] },
 	tracing: { enabled: false },
 	validator: true,
 	errorHandler(err, info) {

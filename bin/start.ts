@@ -2,8 +2,11 @@
 import { join } from "node:path";
 import { Runner } from "moleculer";
 import { prepareServicesEnv } from "../lib/runner";
+import { parseConfig } from "../lib/config";
 
 try {
+	// Checked before anything starts: every wrong variable is listed at once, and nothing runs half-configured.
+	parseConfig(process.env);
 	prepareServicesEnv(process.env, join(__dirname, "..", "services"));
 } catch (err) {
 	console.error(`[cellar] ${(err as Error).message}`);

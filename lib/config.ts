@@ -2,7 +2,8 @@
 // kept under DATA_DIR so that a restart keeps tokens valid; a cluster must share JWT_SECRET explicitly.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync, renameSync, existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { availableParallelism } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
 import { isIpOrCidr } from "./policy/ipban";
 
 export interface CellarConfig {
@@ -16,6 +17,7 @@ export interface CellarConfig {
 	/** postgres://… : the shared SQL store of a cluster; unset, SQLite in DATA_DIR/cellar.db. */
 	databaseUrl?: string;
 	nodeId?: string;
+	namespace: string;
 	logLevel: string;
 	accessTokenTtl: number;
 	refreshTokenTtl: number;
@@ -25,6 +27,18 @@ export interface CellarConfig {
 	ipBanDuration: number;
 	bodyLimit: string;
 	requestTimeout: number;
+	heartbeatInterval: number;
+	heartbeatTimeout: number;
+	/** scrypt cost of password hashes. */
+	scryptN: number;
+	/** Password hashes computed at once. */
+	kdfParallel: number;
+	metrics: boolean;
+	mailFrom: string;
+	/** The main datasource made structured on first start. */
+	defaultDsStructured: boolean;
+	/** Absolute folders where LOCAL datasources may live besides DATA_DIR. */
+	allowedLocalFolders: string[];
 	/** Addresses or networks of reverse proxies whose X-Forwarded-For / X-Real-IP are believed. */
 	trustedProxies: string[];
 	/** Seconds a failure-locked account refuses logins from addresses it never logged in from; 0: until an admin unlocks. */
@@ -37,54 +51,114 @@ export interface CellarConfig {
 	idleTimeout: number;
 }
 
-function int(name: string, def: number): number {
-	const v = process.env[name];
-	if (v === undefined || v === "") return def;
-	const n = Number(v);
-	if (!Number.isFinite(n)) throw new Error(`${name} must be a number, got "${v}"`);
-	return n;
+/**
+ * Every variable Cellar reads, with its default as the README's configuration table shows it (a test compares
+ * the two). JWT_SECRET and SERVICES are read where they are used (lib/auth/jwt, lib/runner) but listed here.
+ */
+export const VARIABLES = [
+	"PORT", "HOST", "DATA_DIR", "ADMIN_LOGIN", "ADMIN_PASSWORD", "JWT_SECRET", "TRANSPORTER", "MONGO_URI", "DATABASE_URL", "SERVICES", "NODE_ID",
+	"NAMESPACE", "LOG_LEVEL", "ACCESS_TOKEN_TTL", "REFRESH_TOKEN_TTL", "MAX_FAILED_LOGINS", "LOGIN_LOCK_DURATION", "LOGIN_DELAY_MAX", "IP_BAN_THRESHOLD",
+	"IP_BAN_WINDOW", "IP_BAN_DURATION", "BODY_LIMIT", "BODY_TIMEOUT", "IDLE_TIMEOUT", "TRUSTED_PROXIES", "REQUEST_TIMEOUT", "HEARTBEAT_INTERVAL",
+	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
+] as const;
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** Every problem of a configuration at once, so that one start tells the operator all there is to fix. */
+export class ConfigError extends Error {
+	constructor(readonly problems: string[]) {
+		super(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+		this.name = "ConfigError";
+	}
 }
 
-export function loadConfig(): CellarConfig {
-	return {
-		port: int("PORT", 8080),
-		host: process.env.HOST || "0.0.0.0",
-		dataDir: resolve(process.env.DATA_DIR || "./data"),
-		adminLogin: process.env.ADMIN_LOGIN || "admin",
-		adminPassword: process.env.ADMIN_PASSWORD || undefined,
-		transporter: process.env.TRANSPORTER || undefined,
-		mongoUri: process.env.MONGO_URI || undefined,
-		databaseUrl: databaseUrl(),
-		nodeId: process.env.NODE_ID || undefined,
-		logLevel: process.env.LOG_LEVEL || "info",
-		accessTokenTtl: int("ACCESS_TOKEN_TTL", 600),
-		refreshTokenTtl: int("REFRESH_TOKEN_TTL", 30 * 24 * 3600),
-		maxFailedLogins: int("MAX_FAILED_LOGINS", 10),
-		ipBanThreshold: int("IP_BAN_THRESHOLD", 30),
-		ipBanWindow: int("IP_BAN_WINDOW", 300),
-		ipBanDuration: int("IP_BAN_DURATION", 900),
-		bodyLimit: process.env.BODY_LIMIT || "1mb",
-		requestTimeout: int("REQUEST_TIMEOUT", 30000),
-		trustedProxies: addressList("TRUSTED_PROXIES"),
-		loginLockDuration: int("LOGIN_LOCK_DURATION", 900),
-		loginDelayMax: int("LOGIN_DELAY_MAX", 300),
-		bodyTimeout: int("BODY_TIMEOUT", 15),
-		idleTimeout: int("IDLE_TIMEOUT", 60),
+/** Reads and checks the configuration from `env`; a ConfigError lists every variable that is wrong. */
+export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
+	const problems: string[] = [];
+	const text = (name: string): string | undefined => {
+		const v = env[name];
+		return v === undefined || v.trim() === "" ? undefined : v;
 	};
+	const num = (name: string, def: number, check: { min?: number; max?: number; integer?: boolean } = {}): number => {
+		const v = text(name);
+		if (v === undefined) return def;
+		const n = Number(v);
+		const { min = 0, max = Number.MAX_SAFE_INTEGER, integer = true } = check;
+		if (!Number.isFinite(n) || (integer && !Number.isInteger(n)) || n < min || n > max) {
+			const range = max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : min > 0 ? `, at least ${min}` : ", 0 or more";
+			problems.push(`${name} must be ${integer ? "a whole number" : "a number"}${range}, got "${v}"`);
+			return def;
+		}
+		return n;
+	};
+	const bool = (name: string, def: boolean): boolean => {
+		const v = text(name)?.trim().toLowerCase();
+		if (v === undefined) return def;
+		if (v === "true" || v === "1") return true;
+		if (v === "false" || v === "0") return false;
+		problems.push(`${name} must be true or false, got "${env[name]}"`);
+		return def;
+	};
+	const list = (name: string, check: (e: string) => string | null): string[] => {
+		const entries = (text(name) ?? "").split(",").map((e) => e.trim()).filter(Boolean);
+		for (const e of entries) {
+			const why = check(e);
+			if (why) problems.push(`${name}: ${why}`);
+		}
+		return entries;
+	};
+	const logLevel = text("LOG_LEVEL")?.trim() ?? "info";
+	if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
+	const databaseUrl = text("DATABASE_URL")?.trim();
+	if (databaseUrl && !/^postgres(ql)?:\/\//i.test(databaseUrl)) problems.push(`DATABASE_URL must be a postgres:// or postgresql:// URL (got "${databaseUrl.slice(0, 12)}…")`);
+	const bodyLimit = text("BODY_LIMIT")?.trim() ?? "1mb";
+	if (!/^\d+(\.\d+)?\s*(b|kb|mb|gb)?$/i.test(bodyLimit)) problems.push(`BODY_LIMIT must be a size such as 1mb or 512kb, got "${bodyLimit}"`);
+	const scryptN = num("SCRYPT_N", 16384, { min: 2, max: 1 << 22 });
+	if ((scryptN & (scryptN - 1)) !== 0) problems.push(`SCRYPT_N must be a power of two, got ${scryptN}`);
+	const heartbeatInterval = num("HEARTBEAT_INTERVAL", 5, { min: 1 });
+	const heartbeatTimeout = num("HEARTBEAT_TIMEOUT", 15, { min: 1 });
+	if (heartbeatTimeout <= heartbeatInterval) problems.push(`HEARTBEAT_TIMEOUT (${heartbeatTimeout}) must be longer than HEARTBEAT_INTERVAL (${heartbeatInterval})`);
+	const config: CellarConfig = {
+		port: num("PORT", 8080, { max: 65535 }),
+		host: text("HOST")?.trim() ?? "0.0.0.0",
+		dataDir: resolve(text("DATA_DIR") ?? "./data"),
+		adminLogin: text("ADMIN_LOGIN")?.trim() ?? "admin",
+		adminPassword: text("ADMIN_PASSWORD"),
+		transporter: text("TRANSPORTER")?.trim(),
+		mongoUri: text("MONGO_URI")?.trim(),
+		databaseUrl,
+		nodeId: text("NODE_ID")?.trim(),
+		namespace: text("NAMESPACE")?.trim() ?? "cellar",
+		logLevel,
+		accessTokenTtl: num("ACCESS_TOKEN_TTL", 600, { min: 1 }),
+		refreshTokenTtl: num("REFRESH_TOKEN_TTL", 30 * 24 * 3600, { min: 1 }),
+		maxFailedLogins: num("MAX_FAILED_LOGINS", 10, { min: 1 }),
+		ipBanThreshold: num("IP_BAN_THRESHOLD", 30, { min: 1 }),
+		ipBanWindow: num("IP_BAN_WINDOW", 300, { min: 1 }),
+		ipBanDuration: num("IP_BAN_DURATION", 900, { min: 1 }),
+		bodyLimit,
+		requestTimeout: num("REQUEST_TIMEOUT", 30000, { min: 1 }),
+		heartbeatInterval,
+		heartbeatTimeout,
+		scryptN,
+		kdfParallel: num("KDF_PARALLEL", Math.max(1, availableParallelism() - 1), { min: 1 }),
+		metrics: bool("METRICS", false),
+		mailFrom: text("MAIL_FROM") ?? "Cellar <no-reply@localhost>",
+		defaultDsStructured: bool("CELLAR_DEFAULT_DS_STRUCT", false),
+		allowedLocalFolders: list("ALLOWED_LOCAL_FOLDERS", (e) => (isAbsolute(e) ? null : `"${e}" is not an absolute folder`)),
+		trustedProxies: list("TRUSTED_PROXIES", (e) => (isIpOrCidr(e) ? null : `"${e}" is not an IP address or a network such as 10.0.0.0/8`)),
+		loginLockDuration: num("LOGIN_LOCK_DURATION", 900),
+		loginDelayMax: num("LOGIN_DELAY_MAX", 300),
+		bodyTimeout: num("BODY_TIMEOUT", 15, { min: 1 }),
+		idleTimeout: num("IDLE_TIMEOUT", 60, { min: 1 }),
+	};
+	if (problems.length) throw new ConfigError(problems);
+	return config;
 }
 
-function databaseUrl(): string | undefined {
-	const v = process.env.DATABASE_URL?.trim();
-	if (!v) return undefined;
-	if (!/^postgres(ql)?:\/\//i.test(v)) throw new Error(`DATABASE_URL must be a postgres:// or postgresql:// URL (got "${v.slice(0, 12)}…")`);
-	return v;
-}
-
-/** A comma-separated list of addresses and networks; a typo stops the start rather than trusting nothing (or anything). */
-function addressList(name: string): string[] {
-	const entries = (process.env[name] ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-	for (const e of entries) if (!isIpOrCidr(e)) throw new Error(`${name}: "${e}" is not an IP address or a network such as 10.0.0.0/8`);
-	return entries;
+/** The node's configuration, from its environment (read when a service is created: tests start nodes in turn). */
+export function loadConfig(): CellarConfig {
+	return parseConfig(process.env);
 }
 
 export function ensureDir(dir: string): string {

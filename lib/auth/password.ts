@@ -1,20 +1,23 @@
 // Password hashing with scrypt (Node's own, run on the libuv pool so a login storm does not block the event
 // loop). Stored as `scrypt$N$r$p$salt$hash`, so the cost can be raised later without breaking old hashes.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
-import { availableParallelism } from "node:os";
+import { loadConfig } from "../config";
 
-const N = Number(process.env.SCRYPT_N || 16384);
 const R = 8;
 const P = 1;
 const KEYLEN = 32;
 
-// At most cores-1 derivations at once (at least one): a login storm keeps one core for everything else.
-const MAX_PARALLEL = Math.max(1, Number(process.env.KDF_PARALLEL || availableParallelism() - 1));
+// At most KDF_PARALLEL derivations at once (cores-1 by default): a login storm keeps one core for everything else.
+// Read per hash, not per process: a test process runs nodes with different settings (a hash costs far more).
+const kdf = () => {
+	const cfg = loadConfig();
+	return { n: cfg.scryptN, parallel: cfg.kdfParallel };
+};
 let running = 0;
 const waiting: (() => void)[] = [];
 
 async function derive(password: string, salt: Buffer, opts: ScryptOptions): Promise<Buffer> {
-	if (running >= MAX_PARALLEL) await new Promise<void>((resolve) => waiting.push(resolve));
+	if (running >= kdf().parallel) await new Promise<void>((resolve) => waiting.push(resolve));
 	running++;
 	try {
 		return await new Promise<Buffer>((resolve, reject) =>
@@ -28,6 +31,7 @@ async function derive(password: string, salt: Buffer, opts: ScryptOptions): Prom
 
 export async function hashPassword(password: string): Promise<string> {
 	const salt = randomBytes(16);
+	const N = kdf().n;
 	const key = await derive(password, salt, { N, r: R, p: P });
 	return `scrypt$${N}$${R}$${P}$${salt.toString("base64")}$${key.toString("base64")}`;
 }
@@ -35,7 +39,7 @@ export async function hashPassword(password: string): Promise<string> {
 export async function verifyPassword(password: string, stored: string | undefined): Promise<boolean> {
 	if (!stored) {
 		// Same cost whether or not the account exists, so timing does not reveal logins.
-		await derive(password, randomBytes(16), { N, r: R, p: P });
+		await derive(password, randomBytes(16), { N: kdf().n, r: R, p: P });
 		return false;
 	}
 	const [alg, n, r, p, salt, hash] = stored.split("$");

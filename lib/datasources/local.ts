@@ -4,14 +4,14 @@ import { mkdirSync, realpathSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { randomBytes } from "node:crypto";
 import { BadRequestError } from "../errors";
+import { loadConfig } from "../config";
 
 /** Top-level entries of DATA_DIR that belong to Cellar itself. */
 export const RESERVED_TOP_LEVEL = ["db", "outbox"];
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Extra roots for absolute LOCAL folders: ALLOWED_LOCAL_FOLDERS, separated by commas or the path delimiter. */
-export function allowedLocalRoots(env: NodeJS.ProcessEnv = process.env): string[] {
-	const raw = env.ALLOWED_LOCAL_FOLDERS ?? "";
+export function allowedLocalRoots(raw: string = loadConfig().allowedLocalFolders.join(",")): string[] {
 	return raw
 		.split(new RegExp(`[,${delimiter === ";" ? ";" : ":"}]`))
 		.map((s) => s.trim())

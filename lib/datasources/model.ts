@@ -1,6 +1,7 @@
 // Datasources (object.DataSource) and virtual nodes (tree.Node with a resolution script) as the datasources
 // service stores them, with their validation and the Cells install defaults. Plain functions, unit-testable.
 import { BadRequestError } from "../errors";
+import { loadConfig } from "../config";
 import { parseResolution, type ParsedResolution } from "./resolution";
 
 export const STORAGE_TYPES = ["LOCAL", "S3", "SMB", "CELLS", "AZURE", "GCS", "B2", "MANTA", "SIA"] as const;
@@ -237,8 +238,8 @@ export const DEFAULT_DATASOURCES: DefaultDataSource[] = [
 ];
 
 /** The install defaults: LOCAL, flat (the main one structured when CELLAR_DEFAULT_DS_STRUCT=true). */
-export function defaultDataSource(def: DefaultDataSource, env: NodeJS.ProcessEnv = process.env, now = Math.floor(Date.now() / 1000)): DataSource {
-	const structured = def.name === DEFAULT_DATASOURCE && /^(true|1|yes)$/i.test(env.CELLAR_DEFAULT_DS_STRUCT ?? "");
+export function defaultDataSource(def: DefaultDataSource, mainStructured = loadConfig().defaultDsStructured, now = Math.floor(Date.now() / 1000)): DataSource {
+	const structured = def.name === DEFAULT_DATASOURCE && mainStructured;
 	const conf: Record<string, string> = { folder: def.folder, normalize: "false" };
 	if (def.internal) conf.cellsInternal = "true";
 	const ds: DataSource = {

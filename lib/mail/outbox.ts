@@ -61,7 +61,7 @@ function bodyLines(text: string): string {
 
 /** Renders the message (exported for tests). */
 export function renderMail(mail: OutboxMail, now = new Date(), messageId = `${randomUUID()}@${safeHost()}`): string {
-	const from = checkAddress(mail.from ?? process.env.MAIL_FROM ?? "Cellar <no-reply@localhost>", "sender");
+	const from = checkAddress(mail.from ?? loadConfig().mailFrom, "sender");
 	const to = checkAddress(mail.to, "recipient");
 	const subject = mail.subject.replace(/[\r\n]+/g, " ").slice(0, 200);
 	const ascii = /^[\x00-\x7f]*$/.test(mail.text);

@@ -118,7 +118,7 @@ describe("lib/datasources/model and local", () => {
 		// An allowed root that contains DATA_DIR does not open DATA_DIR's own files.
 		assert.throws(() => resolveLocalFolder("/srv", data, ["/srv"]), { code: 400 });
 		assert.throws(() => resolveLocalFolder("/srv/cellar-data/db", data, ["/srv"]), { code: 400 });
-		assert.deepEqual(allowedLocalRoots({ ALLOWED_LOCAL_FOLDERS: "/mnt/a, /mnt/b:relative" }), ["/mnt/a", "/mnt/b"]);
+		assert.deepEqual(allowedLocalRoots("/mnt/a, /mnt/b:relative"), ["/mnt/a", "/mnt/b"]);
 	});
 	it("validates virtual nodes and finds the workspaces using a datasource", () => {
 		const { node } = normalizeVirtualNode({ MetaStore: { resolution: JSON.stringify('Path = DataSources.pydiods1 + "/shared/" + User.Name;') } }, "shared-home");

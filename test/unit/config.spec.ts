@@ -1,0 +1,50 @@
+// The configuration is read and checked once, every problem listed together, and the README's table names
+// exactly the variables Cellar reads, with the defaults it applies.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError, parseConfig, VARIABLES, type CellarConfig } from "../../lib/config";
+
+/** The README's configuration table: variable -> its Default cell. */
+function readmeTable(): Map<string, string> {
+	const readme = readFileSync(join(__dirname, "..", "..", "README.md"), "utf8");
+	const section = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("## Running a cluster"));
+	const rows = new Map<string, string>();
+	for (const m of section.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)) rows.set(m[1], m[2].trim());
+	return rows;
+}
+
+describe("configuration", () => {
+	it("lists every wrong variable at once, and starts nothing with one", () => {
+		let caught: unknown;
+		try {
+			parseConfig({ PORT: "eighty", ACCESS_TOKEN_TTL: "-5", LOG_LEVEL: "loud", TRUSTED_PROXIES: "10.0.0.0/8,proxy.local", DATABASE_URL: "mysql://x", HEARTBEAT_INTERVAL: "20", SCRYPT_N: "1000", METRICS: "maybe" });
+		} catch (e) {
+			caught = e;
+		}
+		assert.ok(caught instanceof ConfigError);
+		const problems = (caught as ConfigError).problems.join("\n");
+		for (const name of ["PORT", "ACCESS_TOKEN_TTL", "LOG_LEVEL", "TRUSTED_PROXIES", "DATABASE_URL", "HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS"]) assert.match(problems, new RegExp(name), name);
+		assert.match(problems, /proxy\.local/);
+		assert.doesNotMatch(problems, /"10\.0\.0\.0\/8"/);
+	});
+
+	it("applies the defaults the README states, for every variable it reads", () => {
+		const rows = readmeTable();
+		assert.deepEqual([...rows.keys()].sort(), [...VARIABLES].sort());
+		const defaults = parseConfig({});
+		const key: Partial<Record<(typeof VARIABLES)[number], keyof CellarConfig>> = {
+			PORT: "port", HOST: "host", ADMIN_LOGIN: "adminLogin", NAMESPACE: "namespace", LOG_LEVEL: "logLevel", ACCESS_TOKEN_TTL: "accessTokenTtl",
+			REFRESH_TOKEN_TTL: "refreshTokenTtl", MAX_FAILED_LOGINS: "maxFailedLogins", LOGIN_LOCK_DURATION: "loginLockDuration", LOGIN_DELAY_MAX: "loginDelayMax",
+			IP_BAN_THRESHOLD: "ipBanThreshold", IP_BAN_WINDOW: "ipBanWindow", IP_BAN_DURATION: "ipBanDuration", BODY_LIMIT: "bodyLimit", BODY_TIMEOUT: "bodyTimeout",
+			IDLE_TIMEOUT: "idleTimeout", REQUEST_TIMEOUT: "requestTimeout", HEARTBEAT_INTERVAL: "heartbeatInterval", HEARTBEAT_TIMEOUT: "heartbeatTimeout",
+			SCRYPT_N: "scryptN", METRICS: "metrics", MAIL_FROM: "mailFrom", CELLAR_DEFAULT_DS_STRUCT: "defaultDsStructured",
+		};
+		for (const [name, field] of Object.entries(key) as [string, keyof CellarConfig][]) {
+			assert.equal(rows.get(name), `\`${String(defaults[field])}\``, name);
+		}
+		for (const name of ["TRANSPORTER", "MONGO_URI", "DATABASE_URL", "TRUSTED_PROXIES", "ALLOWED_LOCAL_FOLDERS"]) assert.equal(rows.get(name), "none", name);
+		assert.equal(defaults.transporter ?? defaults.mongoUri ?? defaults.databaseUrl, undefined);
+		assert.deepEqual([defaults.trustedProxies, defaults.allowedLocalFolders], [[], []]);
+	});
+});
