@@ -5,7 +5,8 @@
 //
 // Folder sizes are the sum of their content, maintained in the same transaction as the write that changes them
 // (insert, new content, move, delete): a crash or a failed statement never leaves a size that disagrees with the
-// files. Every ancestor's modification time is touched with it, as the tree index does today.
+// files. Every ancestor's modification time is touched with it, as the tree index does today. A folder's count of
+// visible children (files, folders) is kept the same way: listings and stats read it instead of counting.
 //
 // Subtrees are found through the parent links with a recursive query (WITH RECURSIVE ... on both dialects), not by
 // path prefix: PostgreSQL's path index is a hash (paths may exceed what a btree entry holds), which answers
@@ -96,6 +97,9 @@ type Row = Selectable<NodesTable>;
 type Trx = Transaction<Database>;
 type Executor = Kysely<Database>;
 
+/** Names starting with a dot are hidden: listed to administrators only, not counted in a folder's children. */
+const visible = (name: string): boolean => !name.startsWith(".");
+
 /** Rows handled between two turns of the event loop. */
 const CHUNK = 2000;
 /** Lets timers and I/O run (heartbeats, other requests) between two chunks of a long operation. */
@@ -138,7 +142,7 @@ export class NodesRepo {
 	async ensureRoot(ds: string, uuid = rootUuidOf(ds)): Promise<NodeRecord> {
 		await this.db.kysely
 			.insertInto("nodes")
-			.values({ uuid, ds, parent: null, name: ds, path: "", type: "COLLECTION", size: 0, mtime: this.now(), etag: null, mode: null, key: null, meta: "{}" })
+			.values({ uuid, ds, parent: null, name: ds, path: "", type: "COLLECTION", size: 0, mtime: this.now(), etag: null, mode: null, key: null, meta: "{}", files: 0, folders: 0 })
 			.onConflict((oc) => oc.doNothing())
 			.execute();
 		return (await this.byPath(ds, "")) as NodeRecord;
@@ -183,6 +187,8 @@ export class NodesRepo {
 						mode: orNull(n.mode),
 						key: orNull(n.key),
 						meta: JSON.stringify(n.meta ?? {}),
+						files: 0,
+						folders: 0,
 					})
 					.returningAll()
 					.executeTakeFirstOrThrow();
@@ -190,6 +196,7 @@ export class NodesRepo {
 				if (isForeignKeyViolation(err)) throw new NotFoundError(`Parent folder of ${n.path} does not exist`, "node.notfound");
 				throw err;
 			}
+			await this.count(trx, parent.uuid, row.type, row.name, 1);
 			await this.addToAncestors(trx, n.ds, n.path, size, mtime);
 			return toRecord(row);
 		});
@@ -254,14 +261,18 @@ export class NodesRepo {
 		return { nodes, next: sort === "name" ? { name: last.name } : { name: last.name, value: last[sort] } };
 	}
 
-	/** Files and folders directly inside a folder. */
+	/** Files and folders directly inside a folder; without hidden ones, read from the folder's own counts. */
 	async countChildren(parentUuid: string, opts: { hidden?: boolean } = {}): Promise<{ files: number; folders: number }> {
-		let q = this.db.kysely
+		if (opts.hidden === false) {
+			const f = await this.db.kysely.selectFrom("nodes").select(["files", "folders"]).where("uuid", "=", parentUuid).executeTakeFirst();
+			return { files: Number(f?.files ?? 0), folders: Number(f?.folders ?? 0) };
+		}
+		const rows = await this.db.kysely
 			.selectFrom("nodes")
 			.select((eb) => ["type", eb.fn.countAll<number>().as("n")])
-			.where("parent", "=", parentUuid);
-		if (opts.hidden === false) q = q.where(sql<string>`substr(name, 1, 1)`, "<>", ".");
-		const rows = await q.groupBy("type").execute();
+			.where("parent", "=", parentUuid)
+			.groupBy("type")
+			.execute();
 		const of = (t: NodeType) => Number(rows.find((r) => r.type === t)?.n ?? 0);
 		return { files: of("LEAF"), folders: of("COLLECTION") };
 	}
@@ -367,6 +378,8 @@ export class NodesRepo {
 				if (isForeignKeyViolation(err)) throw new NotFoundError(`Folder ${parentOf(to) || toDs} does not exist`, "node.notfound");
 				throw err;
 			}
+			if (top.parent !== null) await this.count(trx, top.parent, top.type, top.name, -1);
+			await this.count(trx, parent.uuid, top.type, baseName(to), 1);
 			await this.addToAncestors(trx, ds, from, -top.size, mtime);
 			await this.addToAncestors(trx, toDs, to, top.size, mtime);
 			const node = await trx.selectFrom("nodes").selectAll().where("uuid", "=", top.uuid).executeTakeFirstOrThrow();
@@ -396,6 +409,7 @@ export class NodesRepo {
 						await trx.deleteFrom("nodes").where("uuid", "in", ids).execute();
 						if (all.length > DELETE_CHUNK) await breathe();
 					}
+					if (top.parent !== null) await this.count(trx, top.parent, top.type, top.name, -1);
 					await this.addToAncestors(trx, ds, path, -top.size, this.now());
 					return all;
 				});
@@ -425,6 +439,7 @@ export class NodesRepo {
 				if (!row || row.type !== want.type || (want.uuid !== undefined && row.uuid !== want.uuid)) return null;
 				if (row.type === "COLLECTION" && (await trx.selectFrom("nodes").select("uuid").where("parent", "=", row.uuid).limit(1).executeTakeFirst())) return null;
 				await trx.deleteFrom("nodes").where("uuid", "=", row.uuid).execute();
+				if (row.parent !== null) await this.count(trx, row.parent, row.type, row.name, -1);
 				await this.addToAncestors(trx, ds, path, -Number(row.size), this.now());
 				return toRecord(row);
 			});
@@ -489,6 +504,17 @@ export class NodesRepo {
 			.execute();
 	}
 
+	/** A visible child more (1) or less (-1) in its folder's counts. */
+	private async count(trx: Trx, folder: string, type: NodeType, name: string, delta: 1 | -1): Promise<void> {
+		if (!visible(name)) return;
+		const column = type === "LEAF" ? "files" : "folders";
+		await trx
+			.updateTable("nodes")
+			.set((eb) => ({ [column]: eb(column, "+", delta) }))
+			.where("uuid", "=", folder)
+			.execute();
+	}
+
 	private async addToAncestors(trx: Trx, ds: string, path: string, delta: number, mtime: number): Promise<void> {
 		const paths = ancestors(path);
 		if (!paths.length) return;
@@ -522,10 +548,23 @@ export async function insertRecords(trx: Trx, records: readonly NodeRecord[], pr
 			mode: orNull(n.mode),
 			key: orNull(n.key),
 			meta: JSON.stringify(n.meta ?? {}),
+			files: 0,
+			folders: 0,
 		}));
 		await trx.insertInto("nodes").values(rows).execute();
 		progress?.(Math.min(records.length, i + ROWS));
 		if (records.length > ROWS) await breathe();
+	}
+	// The folders that gained children count them, whether they came in this call or an earlier one.
+	const parents = [...new Set(records.map((n) => n.parent).filter((p): p is string => p !== null))];
+	const visibleChildren = (type: NodeType) => sql<number>`(select count(*) from nodes c where c.parent = nodes.uuid and c.type = ${type} and substr(c.name, 1, 1) <> '.')`;
+	for (let i = 0; i < parents.length; i += 500) {
+		await trx
+			.updateTable("nodes")
+			.set({ files: visibleChildren("LEAF"), folders: visibleChildren("COLLECTION") })
+			.where("uuid", "in", parents.slice(i, i + 500))
+			.execute();
+		await breathe();
 	}
 }
 

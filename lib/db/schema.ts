@@ -186,6 +186,12 @@ export interface NodesTable {
 	key: string | null;
 	/** JSON object: metadata namespace -> JSON-encoded value (node metadata lives here, as in the index today). */
 	meta: string;
+	/**
+	 * Folders: the files and folders directly inside whose names do not start with a dot (Cells' ChildrenCount),
+	 * kept by every write as sizes are, so that a listing's total and a folder's stat never count children.
+	 */
+	files: number;
+	folders: number;
 }
 
 export interface VersioningPoliciesTable {

@@ -319,6 +319,31 @@ onEveryBackend("NodesRepo", (h) => {
 		await rejectsWith(nodes.setMeta("missing", { a: "1" }), NotFoundError);
 	});
 
+	it("keeps every folder's count of visible children right through inserts, moves (renames to and from a dot-name), deletes and imports", async () => {
+		await nodes.insert({ ds: "ds1", path: "counted", type: "COLLECTION" });
+		await nodes.insert({ ds: "ds1", path: "counted/a", type: "LEAF" });
+		await nodes.insert({ ds: "ds1", path: "counted/.b", type: "LEAF" });
+		await nodes.insert({ ds: "ds1", path: "counted/sub", type: "COLLECTION" });
+		await nodes.moveSubtree("ds1", "counted/a", "ds1", "counted/.a");
+		await nodes.moveSubtree("ds1", "counted/.b", "ds1", "counted/sub/b");
+		await nodes.moveSubtree("ds1", "counted/sub", "ds1", "counted/.sub");
+		await nodes.moveSubtree("ds1", "counted/.sub", "ds1", "docs/sub2");
+		const counted = (await nodes.byPath("ds1", "counted")) as NodeRecord;
+		assert.deepEqual(await nodes.countChildren(counted.uuid, { hidden: false }), { files: 0, folders: 0 });
+		assert.deepEqual(await nodes.countChildren(counted.uuid), { files: 1, folders: 0 });
+		for (const n of (await everything(nodes)).values()) {
+			if (n.type !== "COLLECTION") continue;
+			let files = 0;
+			let folders = 0;
+			for (let page = await nodes.childrenPage(n.uuid, { hidden: false, limit: 10_000 }); ; ) {
+				for (const c of page.nodes) c.type === "LEAF" ? files++ : folders++;
+				if (!page.next) break;
+				page = await nodes.childrenPage(n.uuid, { hidden: false, limit: 10_000, after: page.next });
+			}
+			assert.deepEqual(await nodes.countChildren(n.uuid, { hidden: false }), { files, folders }, `${n.ds}:${n.path}`);
+		}
+	});
+
 	it("holds paths longer than a PostgreSQL btree entry (4,000 bytes), unique all the same", async () => {
 		let path = "long";
 		await nodes.insert({ ds: "ds1", path, type: "COLLECTION" });

@@ -204,6 +204,8 @@ export function initial(dialect: DialectName): Migration {
 				.addColumn("mode", "integer")
 				.addColumn("key", "text")
 				.addColumn("meta", "text", (c) => c.notNull().defaultTo("{}"))
+				.addColumn("files", "integer", (c) => c.notNull().defaultTo(0))
+				.addColumn("folders", "integer", (c) => c.notNull().defaultTo(0))
 				.execute();
 			if (pg) {
 				await sql`create unique index nodes_ds_path_key on nodes (ds, md5(path))`.execute(db);
