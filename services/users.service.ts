@@ -5,8 +5,11 @@
  */
 import type { Context, ServiceSchema } from "moleculer";
 import { randomUUID } from "node:crypto";
-import { DbMixin, type Store } from "../mixins/db.mixin";
-import { BadRequestError, ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from "../lib/errors";
+import { DatabaseMixin } from "../mixins/database.mixin";
+import { UsersRepo, importNedbUsers } from "../lib/db/users";
+import { importNedbOnce } from "../lib/db/nedb-import";
+import { UserDirectory } from "../lib/identity/user-directory";
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from "../lib/errors";
 import { isAdmin, PROFILE_RANK, type Identity, type Meta } from "../lib/auth/identity";
 import { hasPolicy, requireUser, defaultPolicies } from "../lib/identity/resource-policy";
 import { checkIdentifier, normalizeGroupPath, ancestorGroupPaths } from "../lib/identity/validate";
@@ -43,7 +46,7 @@ type UserBody = { Login: string; Uuid?: string; Password?: string; OldPassword?:
 
 const UsersService: ServiceSchema = {
 	name: "users",
-	mixins: [DbMixin("users")],
+	mixins: [DatabaseMixin as unknown as Partial<ServiceSchema>],
 	settings: { rest: "/" },
 	actions: {
 		search: {
@@ -73,7 +76,15 @@ const UsersService: ServiceSchema = {
 			params: userBody,
 			async handler(ctx: Context<UserBody, Meta>) {
 				const caller = requireUser(ctx);
-				return this.present(await this.putUser(ctx, caller, ctx.params), caller);
+				// A group created meanwhile by another request at the same path: done again, this PUT now updates
+				// it, as it would have coming second. A taken login stays a 409: Cells refuses creating it.
+				for (let attempt = 1; ; attempt++) {
+					try {
+						return this.present(await this.putUser(ctx, caller, ctx.params), caller);
+					} catch (err) {
+						if (!(err instanceof ConflictError) || !ctx.params.IsGroup || attempt >= 5) throw err;
+					}
+				}
 			},
 		},
 		remove: {
@@ -97,8 +108,8 @@ const UsersService: ServiceSchema = {
 			retryPolicy: { enabled: true },
 			params: { uuid: "string" },
 			async handler(ctx: Context<{ uuid: string }>) {
-				const u = (await this.all()).find((x: UserDoc) => x.Uuid === ctx.params.uuid && !x.IsGroup);
-				return u ? this.authInfo(u) : null;
+				const u: UserDoc | undefined = await this.directory.byUuid(ctx.params.uuid);
+				return u && !u.IsGroup ? this.authInfo(u) : null;
 			},
 		},
 		checkPassword: {
@@ -120,8 +131,7 @@ const UsersService: ServiceSchema = {
 			retryPolicy: { enabled: true },
 			params: { email: "string" },
 			async handler(ctx: Context<{ email: string }>) {
-				const email = ctx.params.email.toLowerCase();
-				const u = (await this.all()).find((x: UserDoc) => !x.IsGroup && x.Attributes.email?.toLowerCase() === email);
+				const u: UserDoc | undefined = await this.directory.byEmail(ctx.params.email);
 				if (!u) throw new NotFoundError("No user with this email", "user.notfound");
 				return publicUser(u);
 			},
@@ -147,8 +157,7 @@ const UsersService: ServiceSchema = {
 				const password = ctx.params.password || cfg.adminPassword || generatePassword();
 				const uuid = randomUUID();
 				await ctx.call("roles.ensure", { Uuid: uuid, Label: `User ${login}`, UserRole: true, Policies: defaultPolicies("role", ["profile:standard"], ["profile:admin"]) });
-				await this.save(ctx, {
-					_id: uuid,
+				const created = await this.createWithRole(ctx, {
 					Uuid: uuid,
 					Login: login,
 					GroupPath: "/",
@@ -157,46 +166,50 @@ const UsersService: ServiceSchema = {
 					Roles: [],
 					Policies: this.userPolicies(login, undefined),
 					CreatedAt: Math.floor(Date.now() / 1000),
-				});
+				}).then(
+					() => true,
+					// Another node made the administrator first.
+					(err: unknown) => (err instanceof ConflictError ? false : Promise.reject(err)),
+				);
+				if (!created) return { created: false };
 				return { created: true, login, password: ctx.params.password || cfg.adminPassword ? undefined : password };
 			},
 		},
 	},
 	events: {
 		"identity.changed"() {
-			this.cache = undefined;
+			(this.directory as UserDirectory | undefined)?.invalidate();
 		},
 	},
 	methods: {
-		all(): Promise<UserDoc[]> {
-			this.cache ??= (this.store as Store<UserDoc>).find({}).catch((e: Error) => {
-				this.cache = undefined;
-				throw e;
-			});
-			return this.cache;
+		all(): Promise<readonly UserDoc[]> {
+			return (this.directory as UserDirectory).all();
 		},
 		async byLogin(login: string): Promise<UserDoc | undefined> {
-			return (await this.all()).find((u: UserDoc) => !u.IsGroup && u.Login === login);
+			return (this.directory as UserDirectory).byLogin(login);
 		},
 		async groupByPath(path: string): Promise<UserDoc | undefined> {
-			return (await this.all()).find((u: UserDoc) => u.IsGroup && fullPathOf(u) === path);
+			return (this.directory as UserDirectory).groupByPath(path);
 		},
-		async save(ctx: Context, doc: UserDoc): Promise<UserDoc> {
-			const saved = await (this.store as Store<UserDoc>).replace(doc);
-			this.cache = undefined;
-			await ctx.broadcast("identity.changed", { kind: "user", uuid: doc.Uuid });
+		async save(_ctx: Context, doc: UserDoc): Promise<UserDoc> {
+			const saved = await (this.directory as UserDirectory).save(doc);
+			if (!saved) throw new NotFoundError(`No user or group with Uuid ${doc.Uuid}`, "user.notfound");
 			return saved;
 		},
-		/**
-		 * Login bookkeeping (failure counter, last connection) changes nothing anyone caches: it is written
-		 * without the `identity.changed` broadcast, so a login storm does not empty every gateway's caches.
-		 */
 		async saveQuietly(doc: UserDoc): Promise<void> {
-			await (this.store as Store<UserDoc>).replace(doc);
-			const list: UserDoc[] | undefined = this.cache ? await this.cache.catch(() => undefined) : undefined;
-			const i = list?.findIndex((u) => u._id === doc._id) ?? -1;
-			if (list && i >= 0) list[i] = doc;
-			else this.cache = undefined;
+			await (this.directory as UserDirectory).saveQuietly(doc);
+		},
+		/**
+		 * Inserts a new user or group whose personal role was just ensured; when the insert loses to another
+		 * (ConflictError: the login or path is taken), that role, which nobody else holds, goes again.
+		 */
+		async createWithRole(ctx: Context, doc: UserDoc): Promise<UserDoc> {
+			try {
+				return await (this.directory as UserDirectory).create(doc);
+			} catch (err) {
+				if (err instanceof ConflictError) await ctx.call("roles.delete", { uuids: [doc.Uuid] });
+				throw err;
+			}
 		},
 		/** Role uuids in the order they apply: root, groups outermost first, profile roles, assigned, own. */
 		async roleOrder(u: UserDoc): Promise<string[]> {
@@ -257,11 +270,12 @@ const UsersService: ServiceSchema = {
 				}
 			}
 			const groupPath = normalizeGroupPath(body.GroupPath);
+			const all: readonly UserDoc[] = await this.all();
 			const existing: UserDoc | undefined = body.IsGroup
-				? (await this.all()).find((u: UserDoc) => u.IsGroup && (u.Uuid === body.Uuid || fullPathOf(u) === `${groupPath === "/" ? "" : groupPath}/${body.GroupLabel}`))
+				? all.find((u: UserDoc) => u.IsGroup && (u.Uuid === body.Uuid || fullPathOf(u) === `${groupPath === "/" ? "" : groupPath}/${body.GroupLabel}`))
 				: body.Uuid
-					? (await this.all()).find((u: UserDoc) => !u.IsGroup && u.Uuid === body.Uuid)
-					: undefined; // Cells: a PUT without Uuid is a creation, refused if the login exists
+					? all.find((u: UserDoc) => !u.IsGroup && u.Uuid === body.Uuid)
+					: undefined; // Cells: a PUT without Uuid is a creation, refused (409, the login's unique index) if the login exists
 
 			if (existing) {
 				if (!hasPolicy(existing.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to edit this user");
@@ -292,20 +306,20 @@ const UsersService: ServiceSchema = {
 				if (!isAdmin(caller)) throw new ForbiddenError("Only administrators can create groups");
 				const label = checkIdentifier("GroupLabel", body.GroupLabel, 255);
 				await ctx.call("roles.ensure", { Uuid: uuid, Label: `Group ${label}`, GroupRole: true, Policies: defaultPolicies("role", ["profile:standard", "profile:shared"], ["profile:admin"]) });
-				return this.save(ctx, { _id: uuid, Uuid: uuid, GroupPath: groupPath, IsGroup: true, GroupLabel: label, Attributes: attrs, Roles: [], Policies: defaultPolicies("group", ["profile:standard", "profile:shared", "profile:admin"], ["profile:admin"]), CreatedAt: Math.floor(Date.now() / 1000) });
+				return this.createWithRole(ctx, { Uuid: uuid, GroupPath: groupPath, IsGroup: true, GroupLabel: label, Attributes: attrs, Roles: [], Policies: defaultPolicies("group", ["profile:standard", "profile:shared", "profile:admin"], ["profile:admin"]), CreatedAt: Math.floor(Date.now() / 1000) });
 			}
 			const login = checkIdentifier("Login", body.Login, 255);
-			if (await this.byLogin(login)) throw new ForbiddenError("User with the same login already exists!", "user.exists");
 			if (!body.Password || body.Password.length < 8) throw new BadRequestError("Password is required and must have at least 8 characters");
 			if (caller.Profile === "shared") throw new ForbiddenError("Shared users cannot create users");
 			attrs.profile ||= "shared";
 			delete attrs.failedConnections;
 			await ctx.call("roles.ensure", { Uuid: uuid, Label: `User ${login}`, UserRole: true, Policies: defaultPolicies("role", ["profile:standard"], [`user:${login}`, "profile:admin"]) });
-			return this.save(ctx, { _id: uuid, Uuid: uuid, Login: login, GroupPath: groupPath, Attributes: attrs, PasswordHash: await hashPassword(body.Password), Roles: [], Policies: this.userPolicies(login, caller), CreatedAt: Math.floor(Date.now() / 1000) });
+			return this.createWithRole(ctx, { Uuid: uuid, Login: login, GroupPath: groupPath, Attributes: attrs, PasswordHash: await hashPassword(body.Password), Roles: [], Policies: this.userPolicies(login, caller), CreatedAt: Math.floor(Date.now() / 1000) });
 		},
 		async putRoles(ctx: Context<unknown, Meta>, caller: Identity, body: UserBody): Promise<UserDoc> {
 			if (!body.Uuid) throw new BadRequestError("Uuid is required");
-			const u: UserDoc | undefined = (await this.all()).find((x: UserDoc) => x.Uuid === body.Uuid && !x.IsGroup);
+			const found: UserDoc | undefined = await (this.directory as UserDirectory).byUuid(body.Uuid);
+			const u = found && !found.IsGroup ? found : undefined;
 			if (!u) throw new NotFoundError(`User ${body.Login} not found`, "user.notfound");
 			if (!hasPolicy(u.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to edit this user");
 			const wanted = [...new Set((body.Roles ?? []).map((r) => r.Uuid).filter((x): x is string => !!x))];
@@ -328,7 +342,7 @@ const UsersService: ServiceSchema = {
 			return this.save(ctx, { ...u, Roles: [...new Set(assigned)] });
 		},
 		async removeUserOrGroup(ctx: Context<unknown, Meta>, caller: Identity, login: string) {
-			const all: UserDoc[] = await this.all();
+			const all: readonly UserDoc[] = await this.all();
 			if (login.endsWith("/")) {
 				const path = normalizeGroupPath(login);
 				if (path === "/") throw new ForbiddenError("The root group cannot be deleted");
@@ -336,21 +350,16 @@ const UsersService: ServiceSchema = {
 				if (!group) throw new NotFoundError(`Group ${path} not found`, "group.notfound");
 				if (!hasPolicy(group.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to delete this group");
 				if (caller.GroupPath === path || caller.GroupPath.startsWith(`${path}/`)) throw new ForbiddenError("You cannot delete your own group");
-				const victims = all.filter((u) => u === group || u.GroupPath === path || u.GroupPath.startsWith(`${path}/`));
-				for (const v of victims) await (this.store as Store<UserDoc>).remove(v._id);
+				const victims: UserDoc[] = await (this.directory as UserDirectory).deleteGroupTree(path);
 				await ctx.call("roles.delete", { uuids: victims.map((v) => v.Uuid) });
-				this.cache = undefined;
-				await ctx.broadcast("identity.changed", { kind: "group", path });
 				return { Success: true, NumRows: victims.length };
 			}
 			const u = all.find((x) => !x.IsGroup && x.Login === login);
 			if (!u || !hasPolicy(u.Policies, caller, "READ")) throw new NotFoundError(`User ${login} not found`, "user.notfound");
 			if (!hasPolicy(u.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to delete this user");
 			if (u.Uuid === caller.Uuid) throw new ForbiddenError("You cannot delete yourself");
-			await (this.store as Store<UserDoc>).remove(u._id);
+			await (this.directory as UserDirectory).delete(u);
 			await ctx.call("roles.delete", { uuids: [u.Uuid] });
-			this.cache = undefined;
-			await ctx.broadcast("identity.changed", { kind: "user", uuid: u.Uuid });
 			return { Success: true, NumRows: 1 };
 		},
 		async checkPassword(ctx: Context, login: string, password: string, ip: string | undefined) {
@@ -399,6 +408,13 @@ const UsersService: ServiceSchema = {
 			}
 			return g;
 		},
+	},
+	async started() {
+		const report = await importNedbOnce(this.db, loadConfig().dataDir, "users", (trx, docs) =>
+			importNedbUsers(trx, docs, (doc, why) => this.logger.warn(`NeDB user document ${doc._id} not imported: ${why}`)),
+		);
+		if (report.imported) this.logger.info(`Imported ${report.documents} users and groups from the NeDB store (kept as ${report.backup})`);
+		this.directory = new UserDirectory(new UsersRepo(this.db), (change) => this.broker.broadcast("identity.changed", change));
 	},
 };
 

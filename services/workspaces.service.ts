@@ -87,6 +87,8 @@ function sortDocs(docs: WorkspaceDoc[]): WorkspaceDoc[] {
 const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> = {
 	name: "workspaces",
 	mixins: [DatabaseMixin as unknown as Partial<ServiceSchema>],
+	// Roots and default rights are written through acl: offered before it, ensureDefaults would fail.
+	dependencies: ["acl"],
 	settings: { rest: "/" },
 	actions: {
 		search: {

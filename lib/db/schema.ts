@@ -28,6 +28,8 @@ export interface UsersTable {
 	policies: string;
 	last_connected: number | null;
 	created_at: number | null;
+	/** JSON of lib/auth/login-guard's LoginGuard; null when the account has none. */
+	login_guard: string | null;
 }
 
 export interface RolesTable {

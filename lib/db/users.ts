@@ -2,26 +2,17 @@
 // record replaces a UserDoc without renaming. A login is unique among users and a full path among groups, both by
 // unique indexes: `create` of a taken login fails with ConflictError however many nodes try at once.
 import type { Selectable } from "kysely";
+import type { Transaction } from "kysely";
+import type { LoginGuard } from "../auth/login-guard";
 import type { ResourcePolicy } from "../identity/resource-policy";
+import type { UserDoc } from "../identity/users";
+import type { NedbDoc } from "./nedb-import";
 import type { Db } from "./index";
-import type { UsersTable } from "./schema";
+import type { Database, UsersTable } from "./schema";
 import { asciiLower, flag, fromJson, orNull, orUndefined, prefixEnd } from "./sql";
 
-export interface UserRecord {
-	Uuid: string;
-	/** Users only. */
-	Login?: string;
-	GroupPath: string;
-	IsGroup?: boolean;
-	/** Groups only. */
-	GroupLabel?: string;
-	Attributes: Record<string, string>;
-	PasswordHash?: string;
-	Roles: string[];
-	Policies: ResourcePolicy[];
-	LastConnected?: number;
-	CreatedAt?: number;
-}
+/** The stored user or group: lib/identity's UserDoc, field for field. */
+export type UserRecord = UserDoc;
 
 export interface UserSearch {
 	/** Logins starting with this, ignoring ASCII case. */
@@ -52,6 +43,7 @@ function toRecord(r: Row): UserRecord {
 	if (r.password_hash !== null) u.PasswordHash = r.password_hash;
 	if (r.last_connected !== null) u.LastConnected = r.last_connected;
 	if (r.created_at !== null) u.CreatedAt = r.created_at;
+	if (r.login_guard !== null) u.LoginGuard = fromJson<LoginGuard | undefined>(r.login_guard, undefined);
 	return u;
 }
 
@@ -68,6 +60,7 @@ function toRow(u: UserRecord): Row {
 		policies: JSON.stringify(u.Policies ?? []),
 		last_connected: orNull(u.LastConnected),
 		created_at: orNull(u.CreatedAt),
+		login_guard: u.LoginGuard ? JSON.stringify(u.LoginGuard) : null,
 	};
 }
 
@@ -78,6 +71,14 @@ export class UsersRepo {
 	async create(u: UserRecord): Promise<UserRecord> {
 		const row = await this.db.kysely.insertInto("users").values(toRow(u)).returningAll().executeTakeFirstOrThrow();
 		return toRecord(row);
+	}
+
+	/**
+	 * Every user and group. The users service keeps this list cached: the identity of every uncached request is
+	 * resolved from it, and searches match Cells' wildcards and attribute queries over it.
+	 */
+	async all(): Promise<UserRecord[]> {
+		return (await this.db.kysely.selectFrom("users").selectAll().orderBy("uuid").execute()).map(toRecord);
 	}
 
 	async byUuid(uuid: string): Promise<UserRecord | null> {
@@ -114,6 +115,34 @@ export class UsersRepo {
 	async touchLastConnected(uuid: string, at: number): Promise<boolean> {
 		const r = await this.db.kysely.updateTable("users").set({ last_connected: at }).where("uuid", "=", uuid).executeTakeFirst();
 		return r.numUpdatedRows > 0n;
+	}
+
+	/**
+	 * Deletes the group at `fullPath` with every user and group under it, in one transaction: a user created in
+	 * the group meanwhile goes with it or, created after, finds no group. The records deleted.
+	 */
+	async deleteGroupTree(fullPath: string): Promise<UserRecord[]> {
+		const base = fullPath.replace(/\/+$/, "");
+		const i = base.lastIndexOf("/");
+		if (i < 0 || base === "") return [];
+		const parent = i === 0 ? "/" : base.slice(0, i);
+		const label = base.slice(i + 1);
+		const below = `${base}/`;
+		const end = prefixEnd(below) as string;
+		return this.db.transaction(async (trx) => {
+			const rows = await trx
+				.deleteFrom("users")
+				.where((eb) =>
+					eb.or([
+						eb.and([eb("group_path", "=", parent), eb("group_label", "=", label)]),
+						eb("group_path", "=", base),
+						eb.and([eb("group_path", ">=", below), eb("group_path", "<", end)]),
+					]),
+				)
+				.returningAll()
+				.execute();
+			return rows.map(toRecord);
+		});
 	}
 
 	async delete(uuid: string): Promise<boolean> {
@@ -159,5 +188,46 @@ export class UsersRepo {
 			}
 		}
 		return query;
+	}
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+
+/** A user or group document of the NeDB versions (`_id` = Uuid), as a record. */
+export function userFromNedb(d: NedbDoc): UserRecord {
+	const attrs: Record<string, string> = {};
+	if (d.Attributes && typeof d.Attributes === "object") for (const [k, v] of Object.entries(d.Attributes as Record<string, unknown>)) if (typeof v === "string") attrs[k] = v;
+	const u: UserRecord = {
+		Uuid: str(d.Uuid) ?? d._id,
+		GroupPath: str(d.GroupPath) ?? "/",
+		Attributes: attrs,
+		Roles: Array.isArray(d.Roles) ? d.Roles.filter((r): r is string => typeof r === "string") : [],
+		Policies: Array.isArray(d.Policies) ? (d.Policies as ResourcePolicy[]) : [],
+	};
+	if (d.IsGroup === true) {
+		u.IsGroup = true;
+		u.GroupLabel = str(d.GroupLabel) ?? "";
+	} else u.Login = str(d.Login);
+	if (str(d.PasswordHash)) u.PasswordHash = str(d.PasswordHash);
+	if (num(d.LastConnected) !== undefined) u.LastConnected = num(d.LastConnected);
+	if (num(d.CreatedAt) !== undefined) u.CreatedAt = num(d.CreatedAt);
+	if (d.LoginGuard && typeof d.LoginGuard === "object") u.LoginGuard = d.LoginGuard as LoginGuard;
+	return u;
+}
+
+/**
+ * The users collection of an NeDB DATA_DIR, written in the import's transaction (importNedbOnce). A document
+ * the schema refuses (no login, a second user with one login) is left out and reported, not the whole import.
+ */
+export async function importNedbUsers(trx: Transaction<Database>, docs: NedbDoc[], skipped: (doc: NedbDoc, why: string) => void = () => undefined): Promise<void> {
+	for (const d of docs) {
+		const u = userFromNedb(d);
+		if (!u.IsGroup && !u.Login) {
+			skipped(d, "a user without a login");
+			continue;
+		}
+		const r = await trx.insertInto("users").values(toRow(u)).onConflict((oc) => oc.doNothing()).returning("uuid").executeTakeFirst();
+		if (!r) skipped(d, "its login, group path or uuid is taken by another document");
 	}
 }

@@ -1,10 +1,10 @@
 // Users and groups as stored, and the pure parts of their handling: search matching, public views, locks.
-import type { Doc } from "../../mixins/db.mixin";
 import type { ResourcePolicy } from "./resource-policy";
 import type { LoginGuard } from "../auth/login-guard";
 import { joinGroupPath, wildcard } from "./validate";
 
-export interface UserDoc extends Doc {
+/** A user or group as stored (lib/db/users) and handled by the users service. */
+export interface UserDoc {
 	Uuid: string;
 	Login?: string;
 	GroupPath: string;

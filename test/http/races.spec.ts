@@ -17,6 +17,7 @@ describe("HTTP: concurrent creates", function () {
 	after(() => node.stop());
 
 	const all = (fn: (i: number) => Promise<ApiResponse>) => Promise.all(Array.from({ length: N }, (_, i) => fn(i)));
+	const statuses = (rs: ApiResponse[]) => rs.map((r) => r.status).sort().join(",");
 
 	it(`${N} concurrent PUT /workspace/race-ws: one workspace with that slug, the others update it as if they came second`, async () => {
 		const rs = await all((i) => node.api("PUT", "/a/workspace/race-ws", { Label: `Race ${i}`, Description: `writer ${i}` }, admin));
@@ -35,5 +36,38 @@ describe("HTTP: concurrent creates", function () {
 		const slugs = rs.map((r) => r.body.Slug as string);
 		assert.equal(new Set(slugs).size, N, slugs.join(" "));
 		assert.ok(slugs.includes("race-label"));
+	});
+
+	it(`${N} concurrent PUT /user/bob creating one login: one user, ${N - 1} answers 409`, async () => {
+		const rs = await all((i) => node.api("PUT", "/a/user/bob", { Login: "bob", Password: `Bob-Pass-${1000 + i}`, Attributes: { profile: "standard", displayName: `Bob ${i}` } }, admin));
+		assert.equal(statuses(rs), ["200", ...Array(N - 1).fill("409")].join(","));
+		const winner = rs.find((r) => r.status === 200) as ApiResponse;
+		for (const r of rs) if (r.status === 409) assert.match(r.body.Title ?? r.text, /already/i);
+		const found = await node.api("POST", "/a/user", { Queries: [{ Login: "bob" }] }, admin);
+		assert.equal(found.body.Users.length, 1);
+		assert.equal(found.body.Users[0].Uuid, winner.body.Uuid);
+		// The winner's password is the one stored.
+		const i = Number(String(winner.body.Attributes.displayName).slice(4));
+		assert.ok(await node.login("bob", `Bob-Pass-${1000 + i}`));
+		// The losers' personal roles went with their failed creates.
+		const roles = await node.api("POST", "/a/role", { Queries: [{ IsUserRole: true }] }, admin);
+		assert.deepEqual(
+			(roles.body.Roles as { Label: string; Uuid: string }[]).filter((r) => r.Label === "User bob").map((r) => r.Uuid),
+			[winner.body.Uuid],
+		);
+	});
+
+	it(`${N} concurrent creates of group /race: one group`, async () => {
+		const rs = await all(() => node.api("PUT", "/a/user/race", { Login: "race", IsGroup: true, GroupLabel: "race", GroupPath: "/" }, admin));
+		const ok = rs.filter((r) => r.status === 200);
+		assert.ok(ok.length >= 1, statuses(rs));
+		for (const r of rs) assert.ok(r.status === 200 || r.status === 409, `${r.status} ${r.text}`);
+		const groups = await node.api("POST", "/a/user", { Queries: [{ NodeType: "GROUP", GroupPath: "/" }] }, admin);
+		const race = (groups.body.Groups as { GroupLabel: string; Uuid: string }[]).filter((g) => g.GroupLabel === "race");
+		assert.equal(race.length, 1);
+		// Whoever got a 200 got that one group.
+		for (const r of ok) assert.equal(r.body.Uuid, race[0].Uuid);
+		const roles = await node.api("POST", "/a/role", { Queries: [{ IsGroupRole: true }] }, admin);
+		assert.equal((roles.body.Roles as { Label: string }[]).filter((r) => r.Label === "Group race").length, 1, "one group role");
 	});
 });

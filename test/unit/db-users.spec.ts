@@ -1,8 +1,13 @@
 // UsersRepo, one behaviour suite on SQLite and PostgreSQL: logins and group paths unique under concurrency, a
 // taken login is a ConflictError, search by login prefix and group path.
 import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ConflictError } from "../../lib/errors";
 import { UsersRepo, type UserRecord } from "../../lib/db";
+import { importNedbUsers } from "../../lib/db/users";
+import { importNedbOnce, type NedbDoc } from "../../lib/db/nedb-import";
 import { onEveryBackend } from "../helpers/db";
 
 const user = (login: string, groupPath = "/", extra: Partial<UserRecord> = {}): UserRecord => ({
@@ -121,5 +126,55 @@ onEveryBackend("UsersRepo", (h) => {
 		assert.equal(await users.byLogin("alfred"), null);
 		// The login is free again.
 		await users.create(user("alfred"));
+	});
+
+	it("keeps the login guard, and lists every user and group", async () => {
+		const guard = { Failures: [{ IP: "192.0.2.1", Count: 4, Last: 1700000000000 }], Known: [{ IP: "192.0.2.9", At: 1690000000000 }], LockedUntil: 1700000600000 };
+		const u = await users.create(user("guarded", "/", { LoginGuard: guard }));
+		assert.deepEqual((await users.byUuid(u.Uuid))?.LoginGuard, guard);
+		await users.update({ ...u, LoginGuard: undefined });
+		assert.equal((await users.byUuid(u.Uuid))?.LoginGuard, undefined);
+		const all = await users.all();
+		assert.equal(all.length, await users.count());
+		assert.ok(all.some((x) => x.IsGroup) && all.some((x) => x.Login === "guarded"));
+	});
+
+	it("deletes a group with everything under it, not its namesakes' members", async () => {
+		await users.create(group("/", "tree"));
+		await users.create(group("/tree", "sub"));
+		await users.create(user("leaf1", "/tree"));
+		await users.create(user("leaf2", "/tree/sub"));
+		await users.create(group("/", "treehouse"));
+		await users.create(user("outsider", "/treehouse"));
+		const victims = await users.deleteGroupTree("/tree/");
+		assert.deepEqual(victims.map((v) => v.Login ?? `[${v.GroupLabel}]`).sort(), ["[sub]", "[tree]", "leaf1", "leaf2"]);
+		assert.equal(await users.groupByPath("/tree"), null);
+		assert.ok(await users.groupByPath("/treehouse"));
+		assert.ok(await users.byLogin("outsider"));
+		assert.deepEqual(await users.deleteGroupTree("/nope"), []);
+		assert.deepEqual(await users.deleteGroupTree("/"), []);
+	});
+
+	it("imports the users and groups of an NeDB DATA_DIR once, leaving out what the schema refuses", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cellar-nedb-users-"));
+		try {
+			mkdirSync(join(dir, "db"));
+			const docs = [
+				{ _id: "n-g", Uuid: "n-g", GroupPath: "/", IsGroup: true, GroupLabel: "imported", Attributes: { displayName: "Imported" }, Roles: [], Policies: [], CreatedAt: 5 },
+				{ _id: "n-u", Uuid: "n-u", Login: "nedbuser", GroupPath: "/imported", Attributes: { profile: "standard" }, PasswordHash: "scrypt$x", Roles: ["r"], Policies: [], LastConnected: 9, LoginGuard: { Known: [{ IP: "192.0.2.3", At: 1 }] } },
+				{ _id: "n-dup", Uuid: "n-dup", Login: "nedbuser", GroupPath: "/", Attributes: {}, Roles: [], Policies: [] },
+				{ _id: "n-nologin", Uuid: "n-nologin", GroupPath: "/", Attributes: {}, Roles: [], Policies: [] },
+			];
+			writeFileSync(join(dir, "db", "users.db"), docs.map((d) => JSON.stringify(d)).join("\n") + "\n");
+			const skipped: string[] = [];
+			const report = await importNedbOnce(h().db, dir, "users", (trx, d) => importNedbUsers(trx, d, (doc: NedbDoc) => skipped.push(doc._id)));
+			assert.equal(report.imported, true);
+			assert.deepEqual(skipped.sort(), ["n-dup", "n-nologin"]);
+			const { _id, ...expected } = docs[1];
+			assert.deepEqual(await users.byLogin("nedbuser"), expected);
+			assert.equal((await users.groupByPath("/imported"))?.Uuid, "n-g");
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
 	});
 });

@@ -34,6 +34,8 @@ export function initial(dialect: DialectName): Migration {
 				.addColumn("policies", "text", (c) => c.notNull().defaultTo("[]"))
 				.addColumn("last_connected", "bigint")
 				.addColumn("created_at", "bigint")
+				// Failed-login throttling state (lib/auth/login-guard), JSON; null when there is none.
+				.addColumn("login_guard", "text")
 				// A row is a user (a login) or a group (a label), never both, never neither.
 				.addCheckConstraint("users_kind_check", sql`(is_group = 0 and login is not null and group_label is null) or (is_group = 1 and login is null and group_label is not null)`)
 				.execute();

@@ -1,0 +1,132 @@
+// Users and groups as the users service serves them. Every uncached request resolves its identity here
+// (auth.resolve -> users.authInfo: the user by uuid, then each ancestor group by path), so the stored list is
+// kept in memory with its indexes, dropped after each write and on `identity.changed` from other nodes.
+// Uniqueness is not checked here: creating a taken login or group path fails in the store's unique index
+// (ConflictError), whichever node or request came second.
+import { fullPathOf, type UserDoc } from "./users";
+
+export interface UserStore {
+	all(): Promise<UserDoc[]>;
+	create(u: UserDoc): Promise<UserDoc>;
+	update(u: UserDoc): Promise<UserDoc | null>;
+	delete(uuid: string): Promise<boolean>;
+	deleteGroupTree(fullPath: string): Promise<UserDoc[]>;
+}
+
+/** What changed, for the `identity.changed` broadcast. */
+export type UserChange = { kind: "user"; uuid: string } | { kind: "group"; path: string };
+
+interface Snapshot {
+	list: UserDoc[];
+	byUuid: Map<string, UserDoc>;
+	byLogin: Map<string, UserDoc>;
+	groups: Map<string, UserDoc>;
+}
+
+function snapshot(list: UserDoc[]): Snapshot {
+	const s: Snapshot = { list, byUuid: new Map(), byLogin: new Map(), groups: new Map() };
+	for (const u of list) {
+		s.byUuid.set(u.Uuid, u);
+		if (u.IsGroup) s.groups.set(fullPathOf(u), u);
+		else if (u.Login !== undefined) s.byLogin.set(u.Login, u);
+	}
+	return s;
+}
+
+export class UserDirectory {
+	private cache: Promise<Snapshot> | undefined;
+
+	constructor(
+		private readonly store: UserStore,
+		private readonly changed: (c: UserChange) => Promise<void>,
+	) {}
+
+	private load(): Promise<Snapshot> {
+		if (!this.cache) {
+			const loading = this.store.all().then(snapshot);
+			this.cache = loading;
+			// A failed read is not kept: the next call reads again.
+			loading.catch(() => this.cache === loading && (this.cache = undefined));
+		}
+		return this.cache;
+	}
+
+	/** Every user and group; the cached objects, not to be modified. */
+	async all(): Promise<readonly UserDoc[]> {
+		return (await this.load()).list;
+	}
+
+	async byUuid(uuid: string): Promise<UserDoc | undefined> {
+		return (await this.load()).byUuid.get(uuid);
+	}
+
+	/** A user (never a group) by its exact login. */
+	async byLogin(login: string): Promise<UserDoc | undefined> {
+		return (await this.load()).byLogin.get(login);
+	}
+
+	/** A group by its full path (`/sales/emea`). */
+	async groupByPath(path: string): Promise<UserDoc | undefined> {
+		return (await this.load()).groups.get(path);
+	}
+
+	/** A user by e-mail address, ignoring case. */
+	async byEmail(email: string): Promise<UserDoc | undefined> {
+		const wanted = email.toLowerCase();
+		return (await this.load()).list.find((u) => !u.IsGroup && u.Attributes.email?.toLowerCase() === wanted);
+	}
+
+	invalidate(): void {
+		this.cache = undefined;
+	}
+
+	/** A new user or group; ConflictError when its login, group path or uuid is taken. */
+	async create(u: UserDoc): Promise<UserDoc> {
+		const saved = await this.store.create(u);
+		this.invalidate();
+		await this.changed({ kind: "user", uuid: u.Uuid });
+		return saved;
+	}
+
+	/** Writes a changed user or group; null when it was deleted meanwhile. */
+	async save(u: UserDoc): Promise<UserDoc | null> {
+		const saved = await this.store.update(u);
+		this.invalidate();
+		await this.changed({ kind: "user", uuid: u.Uuid });
+		return saved;
+	}
+
+	/**
+	 * Login bookkeeping (failure counter, last connection, throttling) changes nothing anyone caches: written
+	 * without a broadcast, so that a login storm does not empty every gateway's caches, and patched into this
+	 * node's list instead of reloading it.
+	 */
+	async saveQuietly(u: UserDoc): Promise<void> {
+		const saved = await this.store.update(u);
+		const current = this.cache;
+		const s = current ? await current.catch(() => undefined) : undefined;
+		const i = s ? s.list.findIndex((x) => x.Uuid === u.Uuid) : -1;
+		if (!saved || !s || i < 0 || this.cache !== current) {
+			this.invalidate();
+			return;
+		}
+		s.list[i] = saved;
+		s.byUuid.set(saved.Uuid, saved);
+		if (!saved.IsGroup && saved.Login !== undefined) s.byLogin.set(saved.Login, saved);
+	}
+
+	async delete(u: UserDoc): Promise<boolean> {
+		const deleted = await this.store.delete(u.Uuid);
+		this.invalidate();
+		if (deleted) await this.changed({ kind: "user", uuid: u.Uuid });
+		return deleted;
+	}
+
+	/** The group and everything under it, in one transaction; the records deleted. */
+	async deleteGroupTree(path: string): Promise<UserDoc[]> {
+		const victims = await this.store.deleteGroupTree(path);
+		this.invalidate();
+		await this.changed({ kind: "group", path });
+		return victims;
+	}
+}
