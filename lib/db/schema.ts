@@ -216,6 +216,8 @@ export interface VersionsTable {
 	key: string;
 	policy: string;
 	deleted_at: number | null;
+	/** "delete" when captured as the content a delete removed; null for an overwrite. */
+	reason: string | null;
 }
 
 export interface JobsTable {

@@ -125,6 +125,19 @@ describe("periodic work in a cluster of two nodes on one PostgreSQL database", f
 		}
 	});
 
+	it("the versions prune runs on one node", async () => {
+		const cluster = await twoNodes(harness as DbHarness, ["versions"]);
+		try {
+			type Sweeping = { sweep(): Promise<boolean> };
+			const [a, b] = cluster.nodes.map((n) => n.getLocalService("versions") as unknown as Sweeping);
+			const ran = await Promise.all([a.sweep(), b.sweep()]);
+			assert.equal(ran.filter(Boolean).length, 1, `ran on ${JSON.stringify(ran)}`);
+			assert.deepEqual(await Promise.all([a.sweep(), b.sweep()]), ran);
+		} finally {
+			await cluster.stop();
+		}
+	});
+
 	it("the selections sweep runs on one node", async () => {
 		const cluster = await twoNodes(harness as DbHarness, ["selections"]);
 		try {

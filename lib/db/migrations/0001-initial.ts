@@ -227,8 +227,9 @@ export function initial(dialect: DialectName): Migration {
 				.createTable("versions")
 				.addColumn("id", "text", (c) => c.primaryKey())
 				.addColumn("node_uuid", "text", (c) => c.notNull())
-				.addColumn("ds", "text", (c) => c.notNull())
-				.addColumn("path", "text", (c) => c.notNull())
+				// Compared as ranges (the versions under a moved or deleted folder): byte order on both.
+				.addColumn("ds", key, (c) => c.notNull())
+				.addColumn("path", key, (c) => c.notNull())
 				.addColumn("size", "bigint", (c) => c.notNull())
 				.addColumn("etag", "text", (c) => c.notNull())
 				.addColumn("mtime", "bigint", (c) => c.notNull())
@@ -238,6 +239,7 @@ export function initial(dialect: DialectName): Migration {
 				.addColumn("key", "text", (c) => c.notNull())
 				.addColumn("policy", "text", (c) => c.notNull())
 				.addColumn("deleted_at", "bigint")
+				.addColumn("reason", "text")
 				.execute();
 			await s.createIndex("versions_node").on("versions").columns(["node_uuid", "created_at"]).execute();
 			await s.createIndex("versions_policy").on("versions").column("policy").execute();
