@@ -149,3 +149,19 @@ export function onEveryBackend(title: string, body: (h: () => DbHarness) => void
 		});
 	}
 }
+
+/**
+ * A new, empty PostgreSQL database for a test that starts nodes sharing it (DATABASE_URL), dropped by `drop`.
+ * Skips (or fails under CI=true) like the suites when PostgreSQL does not answer.
+ */
+export async function freshPostgres(ctx: Mocha.Context): Promise<{ url: string; drop(): Promise<void> }> {
+	const why = await pgUnavailable();
+	if (why) {
+		if (process.env.CI === "true") throw new Error(`${why}: CI=true requires the PostgreSQL runs (.ci/run starts a local PostgreSQL)`);
+		console.log(`      skipped: ${why}`);
+		ctx.skip();
+	}
+	const name = `cellar_test_${randomBytes(6).toString("hex")}`;
+	await admin((c) => c.query(`create database ${name}`));
+	return { url: withDatabase(PG_ADMIN_URL, name), drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined) };
+}
