@@ -6,12 +6,14 @@
  * Emits `identity.changed` { kind: "acl" } after every change (gateways drop cached identities).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { randomUUID } from "node:crypto";
-import { DbMixin, type Store } from "../mixins/db.mixin";
+import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
+import { loadConfig } from "../lib/config";
+import { AclsRepo, importNedbAcls } from "../lib/db/acls";
+import { importNedbOnce } from "../lib/db/nedb-import";
 import { BadRequestError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
-import { aclKey, checkId, filterQuery, searchQuery, toACL, validateACL, type ACL, type ACLDoc, type ACLSingleQuery } from "../lib/acl/model";
+import { checkFilter, checkId, checkSearch, toACL, validateACL, type ACL, type ACLFilter, type ACLSingleQuery } from "../lib/acl/model";
 import { searchParams } from "../lib/cells/params";
 
 interface SearchParams {
@@ -47,19 +49,16 @@ const aclParams = {
 
 interface AclMethods {
 	putAcl(ctx: Context<unknown, Meta>, acl: ACL): Promise<ACL>;
-	removeWhere(ctx: Context<unknown, Meta>, query: Record<string, unknown>): Promise<number>;
-	serialized<T>(fn: () => Promise<T>): Promise<T>;
+	removeWhere(ctx: Context<unknown, Meta>, filter: ACLFilter): Promise<number>;
 }
-interface AclVars {
-	store: Store<ACLDoc>;
-	writeQueue: Promise<unknown>;
-	seq: number;
+interface AclVars extends DatabaseVars {
+	repo: AclsRepo;
 }
 type AclThis = Service & AclMethods & AclVars;
 
 const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 	name: "acl",
-	mixins: [DbMixin("acls")],
+	mixins: [DatabaseMixin as unknown as Partial<ServiceSchema>],
 	settings: { rest: "/" },
 	actions: {
 		search: {
@@ -69,11 +68,11 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 			params: searchParams,
 			async handler(this: AclThis, ctx: Context<SearchParams, Meta>) {
 				requireAdmin(ctx);
-				const query = searchQuery(ctx.params.Queries, ctx.params.Operation);
-				const Total = await this.store.count(query);
+				const search = checkSearch(ctx.params.Queries, ctx.params.Operation);
+				const Total = await this.repo.count(search);
 				if (ctx.params.CountOnly) return { Total };
 				const limit = ctx.params.Limit ? Math.min(ctx.params.Limit, MAX_LIMIT) : MAX_LIMIT;
-				const docs = await this.store.find({ query, sort: ["Created", "_id"], offset: ctx.params.Offset || undefined, limit });
+				const docs = await this.repo.search(search, { offset: ctx.params.Offset || undefined, limit });
 				return { ACLs: docs.map(toACL), Total };
 			},
 		},
@@ -91,8 +90,8 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 			async handler(this: AclThis, ctx: Context<ACL, Meta>) {
 				requireAdmin(ctx);
 				const p = ctx.params;
-				const query = filterQuery({ ID: p.ID, RoleID: p.RoleID, WorkspaceID: p.WorkspaceID, NodeID: p.NodeID, ActionName: p.Action?.Name, ActionValue: p.Action?.Value });
-				const NumRows = await this.removeWhere(ctx, query);
+				const filter = checkFilter({ ID: p.ID, RoleID: p.RoleID, WorkspaceID: p.WorkspaceID, NodeID: p.NodeID, ActionName: p.Action?.Name, ActionValue: p.Action?.Value });
+				const NumRows = await this.removeWhere(ctx, filter);
 				return { Success: true, NumRows };
 			},
 		},
@@ -103,15 +102,7 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 			params: { RoleIDs: idList, WorkspaceIDs: idList, NodeIDs: idList, Actions: { type: "array", optional: true, items: "string", max: 1000 } },
 			async handler(this: AclThis, ctx: Context<FindParams, Meta>): Promise<ACL[]> {
 				// A list that is given constrains, even when empty (a user without roles matches nothing).
-				const q: Record<string, unknown> = {};
-				const { RoleIDs, WorkspaceIDs, NodeIDs, Actions } = ctx.params;
-				if (RoleIDs) q.RoleID = { $in: RoleIDs };
-				if (WorkspaceIDs) q.WorkspaceID = { $in: WorkspaceIDs };
-				if (NodeIDs) q.NodeID = { $in: NodeIDs };
-				if (Actions) q.ActionName = { $in: Actions };
-				if ([RoleIDs, WorkspaceIDs, NodeIDs, Actions].some((l) => l && l.length === 0)) return [];
-				const docs = await this.store.find({ query: q, sort: ["Created", "_id"] });
-				return docs.map(toACL);
+				return (await this.repo.find(ctx.params)).map(toACL);
 			},
 		},
 		put: {
@@ -130,7 +121,7 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 			async handler(this: AclThis, ctx: Context<DeleteWhereParams, Meta>): Promise<number> {
 				const p = ctx.params;
 				if (!p.RoleID && !p.WorkspaceID && !p.NodeID && !p.ActionName) throw new BadRequestError("acl.deleteWhere needs at least one of RoleID, WorkspaceID, NodeID, ActionName");
-				return this.removeWhere(ctx, filterQuery(p));
+				return this.removeWhere(ctx, checkFilter(p));
 			},
 		},
 	},
@@ -139,40 +130,20 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 		async putAcl(this: AclThis, ctx: Context<unknown, Meta>, acl: ACL): Promise<ACL> {
 			const fields = validateACL(acl);
 			const id = acl.ID ? checkId("ID", acl.ID) : "";
-			const stored = await this.serialized(async () => {
-				const existing = (id ? await this.store.get(id) : null) ?? (await this.store.findOne(aclKey(fields)));
-				if (existing) {
-					if (existing.RoleID === fields.RoleID && existing.WorkspaceID === fields.WorkspaceID && existing.NodeID === fields.NodeID && existing.ActionName === fields.ActionName && existing.ActionValue === fields.ActionValue) {
-						return { doc: existing, changed: false };
-					}
-					// An ID naming another key must not produce a duplicate of an existing key: drop that one.
-					if (id) {
-						const twin = await this.store.findOne(aclKey(fields));
-						if (twin && twin._id !== existing._id) await this.store.remove(twin._id);
-					}
-					return { doc: await this.store.replace({ ...existing, ...fields }), changed: true };
-				}
-				const doc: ACLDoc = { _id: id || randomUUID(), ...fields, Created: Date.now() * 1000 + (this.seq++ % 1000) };
-				return { doc: await this.store.insert(doc), changed: true };
-			});
+			const stored = await this.repo.put(fields, id || undefined);
 			if (stored.changed) await ctx.broadcast("identity.changed", { kind: "acl", RoleID: fields.RoleID || undefined, WorkspaceID: fields.WorkspaceID || undefined });
-			return toACL(stored.doc);
+			return toACL(stored.acl);
 		},
-		async removeWhere(this: AclThis, ctx: Context<unknown, Meta>, query: Record<string, unknown>): Promise<number> {
-			const n = await this.serialized(() => this.store.removeMany(query));
+		async removeWhere(this: AclThis, ctx: Context<unknown, Meta>, filter: ACLFilter): Promise<number> {
+			const n = await this.repo.deleteWhere(filter);
 			if (n > 0) await ctx.broadcast("identity.changed", { kind: "acl" });
 			return n;
 		},
-		/** Writes run one at a time on this node so that the find-then-insert of `put` cannot duplicate. */
-		serialized<T>(this: AclThis, fn: () => Promise<T>): Promise<T> {
-			const run = this.writeQueue.then(fn, fn);
-			this.writeQueue = run.catch(() => undefined);
-			return run;
-		},
 	},
-	created(this: AclThis) {
-		this.writeQueue = Promise.resolve();
-		this.seq = 0;
+	async started(this: AclThis) {
+		const report = await importNedbOnce(this.db, loadConfig().dataDir, "acls", importNedbAcls);
+		if (report.imported) this.logger.info(`Imported ${report.documents} ACLs from the NeDB store (kept as ${report.backup})`);
+		this.repo = new AclsRepo(this.db);
 	},
 };
 

@@ -1,5 +1,5 @@
-// ACLs as Cells models them (idm.ACL) and as we store them: one flat document per ACL so that every
-// criterion is a plain field query on both NeDB and MongoDB. Plain functions, unit-testable.
+// ACLs as Cells models them (idm.ACL) and as we store them (lib/db/acls: one row per ACL), and the checks of
+// what clients send: ACLs to store, searches, deletes by example. Plain functions, unit-testable.
 import { BadRequestError } from "../errors";
 
 export interface ACLAction {
@@ -15,17 +15,16 @@ export interface ACL {
 	NodeID?: string;
 }
 
-/** Stored form. Empty strings (never missing fields) so that `$nin`/`$ne` behave the same on both adapters. */
+/** Stored form. Empty strings, never missing fields: the unique key (role, workspace, node, action) compares them. */
 export interface ACLDoc {
-	_id: string;
+	ID: string;
 	RoleID: string;
 	WorkspaceID: string;
 	NodeID: string;
 	ActionName: string;
 	ActionValue: string;
-	/** Milliseconds at creation, for a stable listing order. */
+	/** Microseconds at creation, for a stable listing order. */
 	Created: number;
-	[key: string]: unknown;
 }
 
 export interface ACLSingleQuery {
@@ -97,20 +96,12 @@ export function validateACL(acl: ACL): ACLFields {
 }
 
 export function toACL(doc: ACLDoc): ACL {
-	const acl: ACL = { ID: doc._id, Action: { Name: doc.ActionName, Value: doc.ActionValue } };
+	const acl: ACL = { ID: doc.ID, Action: { Name: doc.ActionName, Value: doc.ActionValue } };
 	if (doc.RoleID) acl.RoleID = doc.RoleID;
 	if (doc.WorkspaceID) acl.WorkspaceID = doc.WorkspaceID;
 	if (doc.NodeID) acl.NodeID = doc.NodeID;
 	return acl;
 }
-
-/** The identity of an ACL for idempotent writes: one value per role, workspace, node and action. */
-export function aclKey(d: { RoleID: string; WorkspaceID: string; NodeID: string; ActionName: string }): Record<string, string> {
-	return { RoleID: d.RoleID, WorkspaceID: d.WorkspaceID, NodeID: d.NodeID, ActionName: d.ActionName };
-}
-
-type Q = Record<string, unknown>;
-const NOTHING: Q = { _id: { $in: [] } };
 
 function strings(kind: string, list: unknown): string[] | undefined {
 	if (list === undefined || list === null) return undefined;
@@ -121,59 +112,61 @@ function strings(kind: string, list: unknown): string[] | undefined {
 	});
 }
 
-/**
- * One ACLSingleQuery as a store query. Criteria of one query are ANDed; `Actions` match any of their entries
- * (Name, and Value when given). Negation is written with `$nin`/`$ne`/`$or` (De Morgan) so that the same
- * query runs on NeDB and MongoDB. Empty lists are ignored, like Cells does.
- */
-export function singleQuery(q: ACLSingleQuery): Q {
-	const parts: Q[] = [];
-	const negs: Q[] = [];
-	const fields: [string, string[] | undefined][] = [
-		["RoleID", strings("RoleIDs", q.RoleIDs)],
-		["WorkspaceID", strings("WorkspaceIDs", q.WorkspaceIDs)],
-		["NodeID", strings("NodeIDs", q.NodeIDs)],
-	];
-	for (const [field, list] of fields) {
-		if (!list?.length) continue;
-		parts.push({ [field]: { $in: list } });
-		negs.push({ [field]: { $nin: list } });
-	}
+/** One ACLSingleQuery, checked: its criteria are ANDed, `Actions` match any of their entries, `not` negates the whole. */
+export interface ACLCriteria {
+	RoleIDs?: string[];
+	WorkspaceIDs?: string[];
+	NodeIDs?: string[];
+	Actions?: ACLAction[];
+	not?: boolean;
+}
+
+/** A search: its criteria combined with OR (Cells' default) or AND; none at all means every ACL. */
+export interface ACLSearch {
+	queries: ACLCriteria[];
+	operation: "OR" | "AND";
+}
+
+/** Checks one ACLSingleQuery. Empty lists and nameless actions are dropped, as Cells ignores them. */
+export function checkCriteria(q: ACLSingleQuery): ACLCriteria {
+	const out: ACLCriteria = {};
+	const roles = strings("RoleIDs", q.RoleIDs);
+	const workspaces = strings("WorkspaceIDs", q.WorkspaceIDs);
+	const nodes = strings("NodeIDs", q.NodeIDs);
+	if (roles?.length) out.RoleIDs = roles;
+	if (workspaces?.length) out.WorkspaceIDs = workspaces;
+	if (nodes?.length) out.NodeIDs = nodes;
 	if (q.Actions !== undefined && !Array.isArray(q.Actions)) throw new BadRequestError("Actions must be an array");
-	const actions = (q.Actions ?? []).filter((a) => a && typeof a.Name === "string" && a.Name !== "");
-	if (actions.length) {
-		const one = actions.map((a) => (a.Value ? { ActionName: a.Name, ActionValue: a.Value } : { ActionName: a.Name }));
-		parts.push(one.length === 1 ? one[0] : { $or: one });
-		// not (any action matches) = every action fails to match.
-		negs.push({
-			$and: actions.map((a) => (a.Value ? { $or: [{ ActionName: { $ne: a.Name } }, { ActionValue: { $ne: a.Value } }] } : { ActionName: { $ne: a.Name } })),
-		});
-	}
-	if (!q.not) return parts.length === 0 ? {} : parts.length === 1 ? parts[0] : { $and: parts };
-	if (negs.length === 0) return NOTHING; // not(everything)
-	return negs.length === 1 ? negs[0] : { $or: negs };
+	const actions = (q.Actions ?? []).filter((a) => a && typeof a.Name === "string" && a.Name !== "").map((a) => (a.Value ? { Name: a.Name, Value: String(a.Value) } : { Name: a.Name }));
+	if (actions.length) out.Actions = actions;
+	if (q.not) out.not = true;
+	return out;
 }
 
-/** Queries combined with OR (Cells' default) or AND. No query at all means every ACL. */
-export function searchQuery(queries: ACLSingleQuery[] | undefined, operation: string | undefined): Q {
-	const list = (queries ?? []).map(singleQuery);
-	if (list.length === 0) return {};
-	if (list.length === 1) return list[0];
-	if (operation === "AND") return { $and: list };
-	// OR with an unconstrained member matches everything.
-	if (list.some((q) => Object.keys(q).length === 0)) return {};
-	return { $or: list };
+export function checkSearch(queries: ACLSingleQuery[] | undefined, operation: string | undefined): ACLSearch {
+	if (queries !== undefined && !Array.isArray(queries)) throw new BadRequestError("Queries must be an array");
+	return { queries: (queries ?? []).map(checkCriteria), operation: operation === "AND" ? "AND" : "OR" };
 }
 
-/** The store query of a delete-by-example (POST /acl/bulk/delete): every non-empty field is a criterion. */
-export function filterQuery(f: { ID?: string; RoleID?: string; WorkspaceID?: string; NodeID?: string; ActionName?: string; ActionValue?: string }): Q {
-	const q: Q = {};
-	if (f.ID) q._id = checkId("ID", f.ID);
-	if (f.RoleID) q.RoleID = checkId("RoleID", f.RoleID);
-	if (f.WorkspaceID) q.WorkspaceID = checkId("WorkspaceID", f.WorkspaceID);
-	if (f.NodeID) q.NodeID = checkId("NodeID", f.NodeID);
-	if (f.ActionName) q.ActionName = f.ActionName;
-	if (f.ActionValue) q.ActionValue = f.ActionValue;
-	if (Object.keys(q).length === 0) throw new BadRequestError("Refusing to delete ACLs without any criterion (give a RoleID, WorkspaceID, NodeID or Action)");
-	return q;
+/** A delete by example (POST /acl/bulk/delete, acl.deleteWhere): every non-empty field is a criterion. */
+export interface ACLFilter {
+	ID?: string;
+	RoleID?: string;
+	WorkspaceID?: string;
+	NodeID?: string;
+	ActionName?: string;
+	ActionValue?: string;
+}
+
+/** Checks a delete by example; one without any criterion would delete every ACL and is refused. */
+export function checkFilter(f: ACLFilter): ACLFilter {
+	const out: ACLFilter = {};
+	if (f.ID) out.ID = checkId("ID", f.ID);
+	if (f.RoleID) out.RoleID = checkId("RoleID", f.RoleID);
+	if (f.WorkspaceID) out.WorkspaceID = checkId("WorkspaceID", f.WorkspaceID);
+	if (f.NodeID) out.NodeID = checkId("NodeID", f.NodeID);
+	if (f.ActionName) out.ActionName = f.ActionName;
+	if (f.ActionValue) out.ActionValue = f.ActionValue;
+	if (Object.keys(out).length === 0) throw new BadRequestError("Refusing to delete ACLs without any criterion (give a RoleID, WorkspaceID, NodeID or Action)");
+	return out;
 }

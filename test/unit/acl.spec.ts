@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServiceBroker } from "moleculer";
 import { accessString, effectiveOrder, rightsByWorkspace, rightsFor } from "../../lib/acl/merge";
-import { isKnownAction, searchQuery, singleQuery, type ACL } from "../../lib/acl/model";
+import { checkFilter, checkSearch, isKnownAction, type ACL } from "../../lib/acl/model";
 import type { Identity } from "../../lib/auth/identity";
 
 const admin: Identity = { Uuid: "u1", Login: "admin", Profile: "admin", GroupPath: "/", Roles: ["ROOT_GROUP"], TokenKind: "session", ExpiresAt: 2e9 };
@@ -65,12 +65,17 @@ describe("lib/acl/model", () => {
 		}
 		for (const n of ["", "READ", "admin", "parameter:", "action:bad/name", "readx"]) assert.ok(!isKnownAction(n), n);
 	});
-	it("builds store queries", () => {
-		assert.deepEqual(singleQuery({ RoleIDs: ["a"] }), { RoleID: { $in: ["a"] } });
-		assert.deepEqual(singleQuery({ RoleIDs: ["a"], not: true }), { RoleID: { $nin: ["a"] } });
-		assert.deepEqual(singleQuery({ not: true }), { _id: { $in: [] } });
-		assert.deepEqual(searchQuery([], "OR"), {});
-		assert.deepEqual(searchQuery([{ RoleIDs: ["a"] }, {}], "OR"), {});
+	// The queries themselves are SQL now (lib/db/acls, test/unit/db-acls.spec.ts): what is checked here is the input.
+	it("checks searches and deletes by example", () => {
+		assert.deepEqual(checkSearch([{ RoleIDs: ["a"], WorkspaceIDs: [], Actions: [{ Name: "" }, { Name: "read", Value: "1" }] }], undefined), {
+			queries: [{ RoleIDs: ["a"], Actions: [{ Name: "read", Value: "1" }] }],
+			operation: "OR",
+		});
+		assert.deepEqual(checkSearch([{ not: true }], "AND"), { queries: [{ not: true }], operation: "AND" });
+		assert.deepEqual(checkSearch(undefined, "OR"), { queries: [], operation: "OR" });
+		assert.throws(() => checkSearch([{ RoleIDs: "a" as unknown as string[] }], "OR"), /RoleIDs must be an array/);
+		assert.throws(() => checkFilter({}), /without any criterion/);
+		assert.throws(() => checkFilter({ RoleID: "../x" }), /forbidden/);
 	});
 });
 
