@@ -1,13 +1,14 @@
 /**
  * policy — security policy groups (the REST access rules the gateway enforces, plus ACL/OIDC groups that are only
- * stored), named IP lists and IP bans after repeated failed logins. One store "policies" holds every kind of doc:
- * `group:<Uuid>` (kind "group"), `iplist:<Name>` (kind "iplist"), `ip:<address>` (kind "ipstate": ban and
- * recent attempts), `meta:seeded` (which default groups were already created once).
+ * stored), named IP lists and IP bans after repeated failed logins, in the SQL store (lib/db/policies: tables
+ * policy_groups, ip_lists, ip_states, and a marker of the default groups already created once).
  * Emits (broadcast): `policy.changed` {kind: "groups"|"iplists"|"bans"} after any change the gateway caches.
  * Consumes: `auth.login.failed` / `auth.login.succeeded` {ip, login} to count failures per address.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
-import { DbMixin, type Doc, type Store } from "../mixins/db.mixin";
+import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
+import { PoliciesRepo, importNedbPolicies } from "../lib/db/policies";
+import { importNedbOnce } from "../lib/db/nedb-import";
 import { subjectsOf, type Meta } from "../lib/auth/identity";
 import { loadConfig } from "../lib/config";
 import { BadRequestError, ForbiddenError, NotFoundError } from "../lib/errors";
@@ -15,18 +16,11 @@ import { requireAdmin } from "../lib/identity/resource-policy";
 import { isAllowed, type Policy } from "../lib/policy/engine";
 import { ADMIN_GROUP_UUID, defaultPolicyGroups, type PolicyGroup } from "../lib/policy/defaults";
 import { checkId, checkIpList, checkPolicyGroup, matchesFilter } from "../lib/policy/validate";
-import { activeBans, inList, isBanned, KeyedSerializer, normalizeIp, recordAttempt, type BanSettings, type IpState } from "../lib/policy/ipban";
-
-/** Entries of a list with this name can never be banned. */
-const WHITELIST = "whitelist";
+import { activeBans, inList, isBanned, normalizeIp } from "../lib/policy/ipban";
+import { IpBans } from "../lib/policy/ip-bans";
 /** Entries of a list with this name are refused by the gateway (lib/gateway/access), every route, without end. */
 const BLACKLIST = "blacklist";
 const RG_ORDER: Record<string, number> = { rest: 0, acl: 1, oidc: 2 };
-
-type GroupDoc = Doc & PolicyGroup & { kind: "group" };
-type ListDoc = Doc & { kind: "iplist"; Name: string; IPs: string[] };
-type IpDoc = Doc & IpState & { kind: "ipstate" };
-type SeedDoc = Doc & { kind: "meta"; Uuids: string[] };
 
 interface Snapshot {
 	policies: Policy[];
@@ -34,10 +28,9 @@ interface Snapshot {
 	bans: { IP: string; BanExpire: number }[];
 }
 
-interface Vars {
-	store: Store<Doc>;
-	banSettings: BanSettings;
-	serializer: KeyedSerializer;
+interface Vars extends DatabaseVars {
+	repo: PoliciesRepo;
+	bans: IpBans;
 	cleanupTimer?: NodeJS.Timeout;
 }
 interface Methods {
@@ -51,18 +44,13 @@ interface Methods {
 }
 type This = Service<{ rest: string }> & Vars & Methods;
 
-function toGroup(d: Doc): PolicyGroup {
-	const { _id, kind, ...g } = d as GroupDoc;
-	return g;
-}
-
 function loginDetails(payload: Record<string, unknown>): Record<string, string> | undefined {
 	return typeof payload.login === "string" && payload.login ? { login: payload.login.slice(0, 255) } : undefined;
 }
 
 const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 	name: "policy",
-	mixins: [DbMixin("policies")],
+	mixins: [DatabaseMixin as unknown as Partial<ServiceSchema>],
 	settings: { rest: "/" },
 	actions: {
 		list: {
@@ -92,8 +80,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 				const { Uuid, Name, Description, OwnerUuid, ResourceGroup, Policies } = ctx.params;
 				const group: PolicyGroup = { ...checkPolicyGroup({ Uuid, Name, Description, OwnerUuid, ResourceGroup, Policies }), LastUpdated: Math.floor(Date.now() / 1000) };
 				await this.checkNoLockout(ctx, group);
-				const doc: GroupDoc = { _id: `group:${group.Uuid}`, kind: "group", ...group };
-				await this.store.replace(doc);
+				await this.repo.saveGroup(group);
 				this.changed("groups");
 				return group;
 			},
@@ -106,8 +93,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 				requireAdmin(ctx);
 				const uuid = checkId(ctx.params.Uuid, "Uuid");
 				if (uuid === ADMIN_GROUP_UUID) throw new ForbiddenError("The administrators' access group cannot be deleted (edit it instead)", "policy.protected");
-				if (!(await this.store.get(`group:${uuid}`))) throw new NotFoundError(`Policy group ${uuid} not found`);
-				await this.store.remove(`group:${uuid}`);
+				if (!(await this.repo.deleteGroup(uuid))) throw new NotFoundError(`Policy group ${uuid} not found`);
 				this.changed("groups");
 				return { Success: true, NumRows: 1 };
 			},
@@ -120,8 +106,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 			async handler(this: This, ctx: Context<Record<string, never>, Meta>) {
 				requireAdmin(ctx);
 				const now = Date.now();
-				const states = (await this.store.find({ query: { kind: "ipstate" } })) as IpDoc[];
-				const Bans = states
+				const Bans = (await this.repo.bannedAt(now))
 					.filter((s) => isBanned(s, now))
 					.sort((a, b) => b.BanExpire - a.BanExpire || a.IP.localeCompare(b.IP))
 					.map((s) => ({ IP: s.IP, BanExpire: s.BanExpire, History: s.History ?? [] }));
@@ -136,7 +121,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 				requireAdmin(ctx);
 				const ip = normalizeIp(ctx.params.IP);
 				if (!ip) throw new BadRequestError(`"${String(ctx.params.IP).slice(0, 80)}" is not an IP address`);
-				const removed = await this.serializer.run(ip, () => this.store.remove(`ip:${ip}`));
+				const removed = await this.bans.unban(ip);
 				if (removed) this.changed("bans");
 				return { Success: true };
 			},
@@ -152,8 +137,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 				if (name === BLACKLIST && inList(normalizeIp(ctx.meta.ip), ips)) {
 					throw new BadRequestError(`The blacklist would contain your own address ${ctx.meta.ip}: you would lock yourself out`);
 				}
-				const doc: ListDoc = { _id: `iplist:${name}`, kind: "iplist", Name: name, IPs: ips };
-				await this.store.replace(doc);
+				await this.repo.saveIpList(name, ips);
 				this.changed("iplists");
 				return { Name: name, IPs: ips };
 			},
@@ -166,9 +150,8 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 			async handler(this: This, ctx: Context<{ Name: string }, Meta>) {
 				requireAdmin(ctx);
 				const name = checkId(ctx.params.Name, "Name");
-				const doc = (await this.store.get(`iplist:${name}`)) as ListDoc | null;
 				// A list that was never written is an empty list: "whitelist" and "blacklist" always exist.
-				return { Name: name, IPs: doc?.IPs ?? [] };
+				return { Name: name, IPs: (await this.repo.ipList(name)) ?? [] };
 			},
 		},
 
@@ -177,10 +160,10 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 			retryPolicy: { enabled: true },
 			params: {},
 			async handler(this: This): Promise<Snapshot> {
-				const [groups, ipLists, states] = await Promise.all([this.groups(), this.ipLists(), this.store.find({ query: { kind: "ipstate" } })]);
+				const [groups, ipLists, states] = await Promise.all([this.groups(), this.ipLists(), this.repo.bannedAt(Date.now())]);
 				const policies = groups.filter((g) => g.ResourceGroup === "rest").flatMap((g) => g.Policies ?? []);
 				// The blacklist travels in ipLists: it refuses everything, where a ban only refuses credentials.
-				const bans = activeBans(states as IpDoc[], Date.now());
+				const bans = activeBans(states, Date.now());
 				return { policies, ipLists, bans };
 			},
 		},
@@ -201,10 +184,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 
 	methods: {
 		async groups(this: This) {
-			const docs = await this.store.find({ query: { kind: "group" } });
-			return docs
-				.map(toGroup)
-				.sort((a, b) => (RG_ORDER[a.ResourceGroup] ?? 9) - (RG_ORDER[b.ResourceGroup] ?? 9) || a.Name.localeCompare(b.Name) || a.Uuid.localeCompare(b.Uuid));
+			return (await this.repo.groups()).sort((a, b) => (RG_ORDER[a.ResourceGroup] ?? 9) - (RG_ORDER[b.ResourceGroup] ?? 9) || a.Name.localeCompare(b.Name) || a.Uuid.localeCompare(b.Uuid));
 		},
 
 		/** Refuses a REST group that would stop the calling admin from editing policies again (from where they are now). */
@@ -222,30 +202,21 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 		},
 
 		async ipLists(this: This) {
-			const docs = (await this.store.find({ query: { kind: "iplist" } })) as ListDoc[];
-			return Object.fromEntries(docs.map((d) => [d.Name, d.IPs ?? []]));
+			return this.repo.ipLists();
 		},
 
 		/** Creates each default group once; a group an admin deleted stays deleted, except the admins' own. */
 		async seedDefaults(this: This) {
-			const marker = (await this.store.get("meta:seeded")) as SeedDoc | null;
-			const seeded = new Set(marker?.Uuids ?? []);
+			const seeded = new Set(await this.repo.seededGroups());
 			const now = Math.floor(Date.now() / 1000);
 			let created = 0;
 			for (const g of defaultPolicyGroups()) {
 				if (seeded.has(g.Uuid) && g.Uuid !== ADMIN_GROUP_UUID) continue;
 				seeded.add(g.Uuid);
-				if (await this.store.get(`group:${g.Uuid}`)) continue;
-				try {
-					await this.store.insert({ _id: `group:${g.Uuid}`, kind: "group", ...g, LastUpdated: now });
-					created++;
-				} catch (err) {
-					// Another node seeding at the same time: the group exists, which is all we want.
-					if (!(await this.store.get(`group:${g.Uuid}`))) throw err;
-				}
+				// Insert-or-nothing: a group that exists (another node seeding now, an admin's edit) stands.
+				if (await this.repo.addGroupIfAbsent({ ...g, LastUpdated: now })) created++;
 			}
-			const doc: SeedDoc = { _id: "meta:seeded", kind: "meta", Uuids: [...seeded].sort() };
-			await this.store.replace(doc);
+			await this.repo.recordSeededGroups([...seeded]);
 			return created;
 		},
 
@@ -253,39 +224,15 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 			const p = (payload && typeof payload === "object" ? payload : {}) as Record<string, unknown>;
 			const ip = normalizeIp(p.ip);
 			if (!ip) return;
-			// Everything inside the per-address queue, so attempts apply in the order they arrived.
-			const banStarted = await this.serializer.run(ip, async () => {
-				const whitelist = (await this.store.get(`iplist:${WHITELIST}`)) as ListDoc | null;
-				if (inList(ip, whitelist?.IPs)) return false;
-				const previous = (await this.store.get(`ip:${ip}`)) as IpDoc | null;
-				if (success && !previous) return false; // nothing to reset; successes alone are not stored
-				const { state, banStarted } = recordAttempt(previous, ip, success, Date.now(), this.banSettings, loginDetails(p));
-				const doc: IpDoc = { _id: `ip:${ip}`, kind: "ipstate", ...state };
-				await this.store.replace(doc);
-				return banStarted;
-			});
-			if (banStarted) {
-				this.logger.warn(`Address ${ip} banned for ${this.banSettings.duration}s after ${this.banSettings.threshold} failed logins`);
+			if (await this.bans.record(ip, success, loginDetails(p))) {
+				this.logger.warn(`Address ${ip} banned for ${this.bans.settings.duration}s after ${this.bans.settings.threshold} failed logins`);
 				this.changed("bans");
 			}
 		},
 
 		/** Drops address states that hold neither a ban in force nor failures still inside the window. */
 		async cleanupIpStates(this: This) {
-			const now = Date.now();
-			const since = now - this.banSettings.window * 1000;
-			const states = (await this.store.find({ query: { kind: "ipstate" } })) as IpDoc[];
-			let removed = 0;
-			for (const s of states) {
-				if (isBanned(s, now) || (s.Failures ?? []).some((t) => t > since)) continue;
-				await this.serializer.run(s.IP, async () => {
-					const fresh = (await this.store.get(s._id)) as IpDoc | null;
-					if (fresh && !isBanned(fresh, Date.now()) && !(fresh.Failures ?? []).some((t) => t > since)) {
-						if (await this.store.remove(s._id)) removed++;
-					}
-				});
-			}
-			return removed;
+			return this.bans.cleanup();
 		},
 
 		changed(this: This, kind: "groups" | "iplists" | "bans") {
@@ -293,13 +240,12 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 		},
 	},
 
-	created(this: This) {
-		const cfg = loadConfig();
-		this.banSettings = { threshold: cfg.ipBanThreshold, window: cfg.ipBanWindow, duration: cfg.ipBanDuration };
-		this.serializer = new KeyedSerializer();
-	},
-
 	async started(this: This) {
+		const cfg = loadConfig();
+		const report = await importNedbOnce(this.db, cfg.dataDir, "policies", importNedbPolicies);
+		if (report.imported) this.logger.info(`Imported ${report.documents} policy groups, IP lists and address states from the NeDB store (kept as ${report.backup})`);
+		this.repo = new PoliciesRepo(this.db);
+		this.bans = new IpBans(this.repo, { threshold: cfg.ipBanThreshold, window: cfg.ipBanWindow, duration: cfg.ipBanDuration });
 		const created = await this.seedDefaults();
 		if (created) this.changed("groups");
 		this.cleanupTimer = setInterval(() => {

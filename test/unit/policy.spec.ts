@@ -7,6 +7,8 @@ import type { Identity } from "../../lib/auth/identity";
 import type { PolicyGroup } from "../../lib/policy/defaults";
 import type { Policy } from "../../lib/policy/engine";
 import { AccessControl } from "../../lib/gateway/access";
+import type { PoliciesRepo } from "../../lib/db/policies";
+import type { IpState } from "../../lib/policy/ipban";
 
 const SERVICE = join(__dirname, "..", "..", "services", "policy.service.ts");
 
@@ -159,15 +161,15 @@ describe("policy service", () => {
 	});
 
 	it("forgets address states that hold no ban and no recent failure", async () => {
-		const svc = broker.getLocalService("policy") as unknown as { store: { patch(id: string, f: object): Promise<unknown>; get(id: string): Promise<unknown> }; cleanupIpStates(): Promise<number> };
+		const svc = broker.getLocalService("policy") as unknown as { repo: PoliciesRepo; cleanupIpStates(): Promise<number> };
 		broker.emit("auth.login.failed", { ip: "192.0.2.200", login: "x" });
 		broker.emit("auth.login.failed", { ip: "192.0.2.201", login: "x" });
-		await until(() => svc.store.get("ip:192.0.2.201"), (d) => !!d, "state");
-		await until(() => svc.store.get("ip:192.0.2.200"), (d) => !!d, "state");
-		await svc.store.patch("ip:192.0.2.200", { Failures: [Date.now() - 3600_000] });
+		await until(() => svc.repo.ipState("192.0.2.201"), (d) => !!d, "state");
+		const old = await until(() => svc.repo.ipState("192.0.2.200"), (d) => !!d, "state");
+		await svc.repo.saveIpState({ ...(old as IpState), Failures: [Date.now() - 3600_000] });
 		assert.equal(await svc.cleanupIpStates(), 1);
-		assert.equal(await svc.store.get("ip:192.0.2.200"), null);
-		assert.ok(await svc.store.get("ip:192.0.2.201"));
+		assert.equal(await svc.repo.ipState("192.0.2.200"), null);
+		assert.ok(await svc.repo.ipState("192.0.2.201"));
 	});
 
 	it("snapshot: REST policies flattened, IP lists, bans", async () => {
