@@ -318,6 +318,13 @@ export class NodesRepo {
 		return rows.map((r) => r.key).filter((k): k is string => !!k);
 	}
 
+	/** The children of a folder with these names (those that exist), by name. */
+	async childrenNamed(parentUuid: string, names: readonly string[]): Promise<NodeRecord[]> {
+		if (!names.length) return [];
+		const rows = await this.db.kysely.selectFrom("nodes").selectAll().where("parent", "=", parentUuid).where("name", "in", names).orderBy("name").execute();
+		return rows.map(toRecord);
+	}
+
 	/** Whether anything, hidden or not, is directly inside a folder. */
 	async hasChildren(uuid: string): Promise<boolean> {
 		return !!(await this.db.kysely.selectFrom("nodes").select("uuid").where("parent", "=", uuid).limit(1).executeTakeFirst());

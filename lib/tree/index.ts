@@ -104,6 +104,21 @@ export class TreeIndex {
 		return { nodes: out, total };
 	}
 
+	/** Up to `limit` children of a folder (hidden ones included) by name, after `afterName`. */
+	async childrenAfter(folderUuid: string, afterName: string | undefined, limit: number): Promise<NodeDoc[]> {
+		return (await this.nodes.childrenPage(folderUuid, { after: afterName === undefined ? undefined : { name: afterName }, limit })).nodes.map(toDoc);
+	}
+
+	/** The children of a folder with these names, by name. */
+	async childrenNamed(folderUuid: string, names: readonly string[]): Promise<NodeDoc[]> {
+		return (await this.nodes.childrenNamed(folderUuid, names)).map(toDoc);
+	}
+
+	/** Whether anything, hidden or not, is inside the folder with this uuid. */
+	async holdsAnything(folderUuid: string): Promise<boolean> {
+		return this.nodes.hasChildren(folderUuid);
+	}
+
 	/** Number of files and folders directly inside a folder (dot-files excluded). */
 	async childCounts(ds: string, path: string): Promise<{ files: number; folders: number }> {
 		const folder = await this.nodes.byPath(ds, path);

@@ -29,6 +29,84 @@ export interface ObjectListing {
 	NextStartAfter?: string;
 }
 
+/** Where a listing starts: after `key`, or at it when `inclusive`. */
+interface Bound {
+	key: string;
+	inclusive: boolean;
+}
+
+interface Entry {
+	key: string;
+	doc: NodeDoc;
+	/** A common prefix (`dir/` of a listing with delimiter), an empty folder's marker, or a file. */
+	kind: "prefix" | "marker" | "object";
+}
+
+const PAGE = 1000;
+const isHidden = (name: string) => name.startsWith(".");
+const from = (key: string, b: Bound) => key > b.key || (b.inclusive && key === b.key);
+
+/**
+ * A workspace's keys in S3 order (code units, as keys compare), read from the index a page of children at a time
+ * from `bound` on, so that a listing of a folder of 100,000 files, or of a whole large workspace, reads only what
+ * its page holds. Within a folder the index orders names, and keys differ from names in one way only: a folder's
+ * key is `name/`, which sorts after the names that extend `name` with a character below "/" (`a-b`, `a.txt` come
+ * before `a/`): such a folder is held back until those are listed.
+ */
+function keyOrder(index: TreeIndex, loc: Location, bound: Bound, recursive: boolean): (top: NodeDoc) => AsyncGenerator<Entry> {
+	const bin = joinPath(loc.rootPath, RECYCLE_BIN);
+	const keyOf = (d: NodeDoc) => `${Resolver.userPath(loc, d.path)}/`;
+
+	/** A folder's children by name from the bound's name at this level, and the shorter names whose folders follow it. */
+	async function* children(folder: NodeDoc, seg: string | undefined): AsyncGenerator<NodeDoc> {
+		let after: string | undefined;
+		if (seg !== undefined) {
+			const names = [seg];
+			for (let i = 1; i < seg.length; i++) if (seg[i] < "/") names.push(seg.slice(0, i));
+			yield* await index.childrenNamed(folder._id, names);
+			after = seg;
+		}
+		for (;;) {
+			const page = await index.childrenAfter(folder._id, after, PAGE);
+			yield* page;
+			if (page.length < PAGE) return;
+			after = page[page.length - 1].name;
+		}
+	}
+
+	async function* level(folder: NodeDoc): AsyncGenerator<Entry> {
+		const base = keyOf(folder);
+		const seg = bound.key.startsWith(base) ? bound.key.slice(base.length).split("/")[0] || undefined : undefined;
+		const held: NodeDoc[] = [];
+		const holdsBack = (f: NodeDoc, name: string) => name.length > f.name.length && name.startsWith(f.name) && name[f.name.length] < "/";
+		for await (const d of children(folder, seg)) {
+			while (held.length && !holdsBack(held[held.length - 1], d.name)) yield* folderEntries(held.pop() as NodeDoc);
+			if (d.type === "COLLECTION") held.push(d);
+			else if (!isHidden(d.name) && from(`${base}${d.name}`, bound)) yield { key: `${base}${d.name}`, doc: d, kind: "object" };
+		}
+		while (held.length) yield* folderEntries(held.pop() as NodeDoc);
+	}
+
+	async function* folderEntries(d: NodeDoc): AsyncGenerator<Entry> {
+		const key = keyOf(d);
+		const listed = from(key, bound);
+		// Entirely before the bound: nothing of it is listed.
+		if (!listed && !bound.key.startsWith(key)) return;
+		if (!recursive) {
+			if (listed && !isHidden(d.name)) yield { key, doc: d, kind: "prefix" };
+			return;
+		}
+		// Folders something is in (hidden files count) are listed by their content; the others as markers.
+		if (listed && !isHidden(d.name) && d.path !== loc.rootPath && d.path !== bin && !(await index.holdsAnything(d._id))) {
+			yield { key, doc: d, kind: "marker" };
+			return;
+		}
+		yield* level(d);
+	}
+
+	return (top) => (recursive ? folderEntries(top) : level(top));
+}
+
 /**
  * Lists one workspace's objects under `prefix` (`<slug>/...`), after `startAfter`, at most `maxKeys` entries
  * (objects and common prefixes together, as S3 counts them).
@@ -41,28 +119,16 @@ export async function listWorkspaceObjects(index: TreeIndex, loc: Location, pref
 	const folderRel = relPrefix.includes("/") ? relPrefix.slice(0, relPrefix.lastIndexOf("/")) : "";
 	const folder = await index.get(loc.ds, joinPath(loc.rootPath, folderRel));
 	if (!folder || folder.type !== "COLLECTION") return out;
-	const subtree = delimiter === "/" ? [] : await index.subtree(loc.ds, folder.path);
-	// Folders something is in (hidden files count): the others are empty, and listed as markers.
-	const holding = new Set(subtree.map((d) => d.parentKey));
-	const docs = delimiter === "/" ? (await index.children(loc.ds, folder.path, { includeHidden: false })).nodes : subtree.filter((d) => !d.name.startsWith("."));
-	const entries: { key: string; doc: NodeDoc; prefix: boolean }[] = [];
-	for (const d of docs) {
-		const key = Resolver.userPath(loc, d.path);
-		if (delimiter === "/") {
-			if (d.path !== folder.path && key.startsWith(prefix)) entries.push({ key: d.type === "COLLECTION" ? `${key}/` : key, doc: d, prefix: d.type === "COLLECTION" });
-		} else if (d.type === "LEAF") {
-			if (key.startsWith(prefix)) entries.push({ key, doc: d, prefix: false });
-		} else if (`${key}/`.startsWith(prefix) && !holding.has(d.dsPath) && d.path !== loc.rootPath && d.path !== joinPath(loc.rootPath, RECYCLE_BIN)) entries.push({ key: `${key}/`, doc: d, prefix: false });
-	}
-	entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-	for (const e of entries) {
-		if (startAfter !== undefined && e.key <= startAfter) continue;
+	const bound: Bound = startAfter !== undefined && startAfter >= prefix ? { key: startAfter, inclusive: false } : { key: prefix, inclusive: true };
+	for await (const e of keyOrder(index, loc, bound, delimiter !== "/")(folder)) {
+		// Keys in order from the prefix on: the first one outside it ends the listing.
+		if (!e.key.startsWith(prefix)) break;
 		if (out.Contents.length + out.CommonPrefixes.length >= maxKeys) {
 			out.IsTruncated = true;
 			break;
 		}
-		if (e.prefix) out.CommonPrefixes.push(e.key);
-		else if (e.doc.type === "COLLECTION") out.Contents.push({ Key: e.key, Size: 0, MTime: e.doc.mtime, Etag: EMPTY_MD5 });
+		if (e.kind === "prefix") out.CommonPrefixes.push(e.key);
+		else if (e.kind === "marker") out.Contents.push({ Key: e.key, Size: 0, MTime: e.doc.mtime, Etag: EMPTY_MD5 });
 		else out.Contents.push({ Key: e.key, Size: e.doc.size, MTime: e.doc.mtime, Etag: e.doc.etag });
 		out.NextStartAfter = e.key;
 	}

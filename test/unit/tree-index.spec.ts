@@ -11,6 +11,9 @@ import { NodesRepo } from "../../lib/db";
 import { importNedbNodes, nodesFromNedb } from "../../lib/db/nodes-import";
 import type { NedbDoc } from "../../lib/db/nedb-import";
 import { TreeIndex } from "../../lib/tree/index";
+import { listWorkspaceObjects } from "../../lib/tree/objects";
+import type { Location } from "../../lib/tree/resolver";
+import type { NodeDoc } from "../../lib/tree/model";
 import { onEveryBackend } from "../helpers/db";
 
 const file = (uuid: string, size = 1) => ({ uuid, key: uuid, size, etag: "e" });
@@ -121,6 +124,49 @@ onEveryBackend("tree index", (h) => {
 		}
 		assert.equal((await index.get("ds1", "tree"))?.size, 3);
 		assert.deepEqual((await index.children("ds1", "tree")).nodes.map((d) => d.name), ["a", "a-sibling"]);
+	});
+
+	it("lists S3 keys in key order a page at a time, folders after the names extending theirs with a character below '/'", async () => {
+		const loc: Location = { ws: { Slug: "ws" } as Location["ws"], ds: "s3", rootPath: "", path: "", rel: "", read: true, write: true };
+		for (const f of ["a", "a-", "empty", ".hidden", "recycle_bin", "deep/er/est", "deep/e2", "deep/e2-", "big"]) await index.mkdir("s3", f, true);
+		const files = ["a/x.txt", "a-b", "a.txt", "a0", "a-/z", "a--b", ".hidden/inside.txt", ".dot", "deep/er/est/f", "deep/e2-/g", "deep/e1"];
+		for (let i = 0; i < 30; i++) files.push(`big/f${String(i).padStart(2, "0")}`, `big/f${String(i).padStart(2, "0")}-x`);
+		for (const p of files) await index.commitFile("s3", p, file(`s3-${p}`));
+		// What the listings must say, from the whole tree.
+		const all = await index.subtree("s3", "");
+		const holding = new Set(all.map((d) => d.parentKey));
+		const recursive = all
+			.filter((d) => !d.name.startsWith(".") && d.path !== "" && d.path !== "recycle_bin" && (d.type === "LEAF" || !holding.has(d.dsPath)))
+			.map((d) => (d.type === "LEAF" ? `ws/${d.path}` : `ws/${d.path}/`))
+			.sort();
+		const childrenOf = (folder: string) => all.filter((d) => d.parentKey === (folder ? `s3/${folder}` : "s3") && !d.name.startsWith(".")).map((d: NodeDoc) => (d.type === "LEAF" ? `ws/${d.path}` : `ws/${d.path}/`));
+		const expected = (prefix: string, delimiter: boolean, startAfter?: string) => {
+			const rel = prefix.slice(3);
+			const keys = delimiter ? childrenOf(rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : "").sort() : recursive;
+			return keys.filter((k) => k.startsWith(prefix) && (startAfter === undefined || k > startAfter));
+		};
+		const walk = async (prefix: string, delimiter: boolean, maxKeys: number, startAfter?: string) => {
+			const out: string[] = [];
+			let after = startAfter;
+			for (let guard = 0; guard < 1000; guard++) {
+				const page = await listWorkspaceObjects(index, loc, prefix, delimiter ? "/" : undefined, after, maxKeys);
+				out.push(...page.Contents.map((c) => c.Key), ...page.CommonPrefixes);
+				assert.ok(page.Contents.length + page.CommonPrefixes.length <= maxKeys);
+				if (!page.IsTruncated) return out.sort();
+				after = page.NextStartAfter;
+			}
+			assert.fail("listing did not end");
+		};
+		assert.ok(recursive.indexOf("ws/a--b") < recursive.indexOf("ws/a-/z") && recursive.indexOf("ws/a.txt") < recursive.indexOf("ws/a/x.txt"));
+		for (const prefix of ["ws/", "ws/a", "ws/a-", "ws/deep/", "ws/deep/e", "ws/deep/er/est/f", "ws/big/f1", "ws/nope/", "ws/empty/"]) {
+			for (const delimiter of [false, true]) {
+				for (const maxKeys of [1, 2, 7, 1000]) assert.deepEqual(await walk(prefix, delimiter, maxKeys), expected(prefix, delimiter), `${prefix} ${delimiter ? "/" : ""} ${maxKeys}`);
+				for (const startAfter of ["ws/a", "ws/a-", "ws/a-/", "ws/a.txt", "ws/big/f10", "ws/deep/e2", "ws/deep/er/"]) assert.deepEqual(await walk(prefix, delimiter, 3, startAfter), expected(prefix, delimiter, startAfter), `${prefix} ${delimiter ? "/" : ""} after ${startAfter}`);
+			}
+		}
+		// One page of each: the keys come in order.
+		const page = await listWorkspaceObjects(index, loc, "ws/", undefined, undefined, 1000);
+		assert.deepEqual(page.Contents.map((c) => c.Key), recursive);
 	});
 
 	it("scans every node once in uuid order, a page at a time; lists a datasource's files page by page", async () => {
