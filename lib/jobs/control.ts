@@ -2,8 +2,7 @@
 // the node that runs them), delete finished ones, run a job once more, switch a job on or off.
 import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
 import { isAdmin, type Identity } from "../auth/identity";
-import { isActive, type JobDoc, type TaskDoc } from "./model";
-import type { JobsRepo } from "./repo";
+import { isActive, type JobDoc, type JobStore, type TaskDoc } from "./model";
 
 export interface CtrlParams {
 	Cmd?: string;
@@ -14,7 +13,7 @@ export interface CtrlParams {
 }
 
 export interface ControlDeps {
-	repo: JobsRepo;
+	repo: JobStore;
 	/** Applies a command to a task this node queues or runs; false when it is not here. */
 	applyLocal(taskId: string, cmd: "Stop" | "Pause" | "Resume"): Promise<boolean>;
 	/** The task's node is another node of the cluster, and it is up. */
@@ -39,44 +38,44 @@ export async function controlJob(deps: ControlDeps, user: Identity, p: CtrlParam
 	const job: JobDoc | null = await deps.repo.job(jobIdOf);
 	if (!job) throw new NotFoundError(`Job ${jobIdOf} not found`, "job.notfound");
 	if (job.Owner !== user.Login && !isAdmin(user)) throw new ForbiddenError("You can only control your own jobs");
-	const tasks: TaskDoc[] = task ? [task] : await deps.repo.tasksOf([job._id]);
+	const tasks: TaskDoc[] = task ? [task] : await deps.repo.tasksOf(job.id);
 	switch (cmd) {
 		case "Stop":
 		case "Pause":
 		case "Resume": {
 			const targets = tasks.filter((t) => isActive(t.Status));
-			if (!targets.length) throw new BadRequestError(`No task of ${job._id} is queued or running`);
+			if (!targets.length) throw new BadRequestError(`No task of ${job.id} is queued or running`);
 			for (const t of targets) {
-				if (await deps.applyLocal(t._id, cmd)) continue;
+				if (await deps.applyLocal(t.id, cmd)) continue;
 				if (deps.elsewhere(t.Node)) {
 					// Running on another node: that node applies it.
-					await deps.sendControl(t._id, cmd);
+					await deps.sendControl(t.id, cmd);
 				} else if (cmd === "Stop") {
 					// Nobody runs it any more: it is simply ended.
 					await deps.updateTask(t, { Status: "Interrupted", StatusMessage: "Interrupted by the user", EndTime: now() }, job);
-				} else throw new BadRequestError(`Task ${t._id} is not running on any node`);
+				} else throw new BadRequestError(`Task ${t.id} is not running on any node`);
 			}
 			return `${cmd} sent to ${targets.length} task(s)`;
 		}
 		case "Delete": {
 			if (tasks.some((t) => isActive(t.Status))) throw new BadRequestError("Stop the task before deleting it");
-			if (task) await deps.repo.removeTasks([task._id]);
-			else await deps.repo.removeJob(job._id);
-			return task ? `Task ${task._id} deleted` : `Job ${job._id} deleted`;
+			if (task) await deps.repo.deleteTasks([task.id]);
+			else await deps.repo.deleteJob(job.id);
+			return task ? `Task ${task.id} deleted` : `Job ${job.id} deleted`;
 		}
 		case "RunOnce": {
 			if (p.RunParameters && Object.keys(p.RunParameters).length) throw new BadRequestError("RunParameters are not supported: a user job runs again with its own parameters");
-			if (job.Inactive) throw new BadRequestError(`Job ${job._id} is inactive`);
-			if (tasks.some((t) => isActive(t.Status))) throw new BadRequestError(`Job ${job._id} is already running`);
+			if (job.Inactive) throw new BadRequestError(`Job ${job.id} is inactive`);
+			if (tasks.some((t) => isActive(t.Status))) throw new BadRequestError(`Job ${job.id} is already running`);
 			if (job.Name === "datasource-resync" && !isAdmin(user)) throw new ForbiddenError("Only administrators can resync a datasource");
-			await deps.repo.patchJob(job._id, { ModifiedAt: now() });
-			const t = await deps.newTask(job._id, job.Owner);
-			return `Task ${t._id} queued`;
+			await deps.repo.updateJob(job.id, { ModifiedAt: now() });
+			const t = await deps.newTask(job.id, job.Owner);
+			return `Task ${t.id} queued`;
 		}
 		case "Active":
 		case "Inactive":
-			await deps.repo.patchJob(job._id, { Inactive: cmd === "Inactive", ModifiedAt: now() });
-			return `Job ${job._id} is now ${cmd === "Inactive" ? "inactive" : "active"}`;
+			await deps.repo.updateJob(job.id, { Inactive: cmd === "Inactive", ModifiedAt: now() });
+			return `Job ${job.id} is now ${cmd === "Inactive" ? "inactive" : "active"}`;
 		default:
 			throw new BadRequestError(`Unsupported command ${cmd}`);
 	}

@@ -1,7 +1,7 @@
-// What the jobs service stores (one collection, `kind` = job | task | log) and how it is shown (Cells'
-// jobsJob, jobsTask, logLogMessage).
-import type { Doc } from "../../mixins/db.mixin";
+// What the jobs service stores (jobs, their tasks and the tasks' logs, as lib/db's JobsRepo keeps them) and how it
+// is shown (Cells' jobsJob, jobsTask, logLogMessage).
 import type { Identity } from "../auth/identity";
+import type { JobRecord, JobsRepo, LogRecord, TaskRecord } from "../db/jobs";
 import type { JobName, JobParams } from "./params";
 
 export const TASK_STATUSES = ["Unknown", "Idle", "Running", "Finished", "Interrupted", "Paused", "Any", "Error", "Queued"] as const;
@@ -24,52 +24,12 @@ export interface UserSnapshot {
 	ImpersonatedBy?: string;
 }
 
-export interface JobDoc extends Doc {
-	kind: "job";
-	Name: JobName;
-	Label: string;
-	Owner: string;
-	OwnerUuid: string;
-	Params: JobParams;
-	User: UserSnapshot;
-	Inactive?: boolean;
-	/** unix seconds */
-	CreatedAt: number;
-	ModifiedAt: number;
-}
-
-export interface TaskDoc extends Doc {
-	kind: "task";
-	JobID: string;
-	Owner: string;
-	Status: TaskStatus;
-	StatusMessage: string;
-	TriggerOwner: string;
-	StartTime?: number;
-	EndTime?: number;
-	Progress: number;
-	HasProgress: boolean;
-	CanStop: boolean;
-	CanPause: boolean;
-	/** The node that runs (or ran) the task. */
-	Node: string;
-	/** unix ms, for ordering */
-	Created: number;
-}
-
-export interface LogDoc extends Doc {
-	kind: "log";
-	JobID: string;
-	TaskID: string;
-	Owner: string;
-	OwnerUuid: string;
-	Ts: number;
-	/** ordering within a second */
-	Seq: number;
-	Level: "debug" | "info" | "warn" | "error";
-	Msg: string;
-	OperationUuid: string;
-}
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type JobDoc = JobRecord<JobParams, UserSnapshot, JobName>;
+export type TaskDoc = TaskRecord<TaskStatus>;
+export type LogDoc = LogRecord<LogLevel>;
+/** The jobs' storage with these shapes. */
+export type JobStore = JobsRepo<JobParams, UserSnapshot, TaskStatus, LogLevel, JobName>;
 
 /** Cells' action ids for the user jobs. */
 export const ACTION_IDS: Record<JobName, string> = {
@@ -127,7 +87,7 @@ function actionParameters(job: JobDoc): Record<string, string> {
 
 export function presentTask(t: TaskDoc): Record<string, unknown> {
 	return {
-		ID: t._id,
+		ID: t.id,
 		JobID: t.JobID,
 		Status: t.Status,
 		StatusMessage: t.StatusMessage,
@@ -144,7 +104,7 @@ export function presentTask(t: TaskDoc): Record<string, unknown> {
 
 export function presentJob(job: JobDoc, tasks?: TaskDoc[]): Record<string, unknown> {
 	const out: Record<string, unknown> = {
-		ID: job._id,
+		ID: job.id,
 		Label: job.Label,
 		Owner: job.Owner,
 		Inactive: !!job.Inactive,
@@ -166,7 +126,7 @@ export function presentLog(l: LogDoc): Record<string, unknown> {
 		Level: l.Level,
 		Logger: "pydio.grpc.jobs",
 		Msg: l.Msg,
-		MsgId: l._id,
+		MsgId: l.id,
 		OperationUuid: l.OperationUuid,
 		SchedulerJobUuid: l.JobID,
 		SchedulerTaskUuid: l.TaskID,
@@ -190,11 +150,11 @@ export const LOG_FIELDS = {
 } as const;
 
 /** Where each query field lives in a LogDoc. */
-export const LOG_DB_FIELDS: Record<string, string> = {
+export const LOG_DB_FIELDS: Record<string, "OperationUuid" | "JobID" | "TaskID" | "Owner" | "OwnerUuid" | "id"> = {
 	OperationUuid: "OperationUuid",
 	SchedulerJobUuid: "JobID",
 	SchedulerTaskUuid: "TaskID",
 	UserName: "Owner",
 	UserUuid: "OwnerUuid",
-	MsgId: "_id",
+	MsgId: "id",
 };

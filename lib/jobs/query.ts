@@ -5,6 +5,9 @@
 // field searches the message text.
 import { BadRequestError } from "../errors";
 
+/** A database pre-filter on an identifier: its exact value, or how it begins. */
+export type IdMatch = { eq: string } | { prefix: string };
+
 export type Occur = "must" | "should" | "not";
 export type Op = "eq" | "glob" | ">" | ">=" | "<" | "<=";
 
@@ -178,14 +181,14 @@ export function matches(clauses: Clause[], doc: Record<string, unknown>, fields:
  * A database pre-filter from the required clauses on `id` fields (exact values and prefix patterns), to narrow
  * what is read before `matches` runs on the rest.
  */
-export function prefilter(clauses: Clause[], fields: Record<string, FieldSpec>): Record<string, unknown> {
-	const q: Record<string, unknown> = {};
+export function prefilter(clauses: Clause[], fields: Record<string, FieldSpec>): Record<string, IdMatch> {
+	const q: Record<string, IdMatch> = {};
 	for (const c of clauses) {
 		if (c.occur !== "must" || c.field === undefined || fields[c.field]?.kind !== "id" || c.field in q) continue;
-		if (c.op === "eq") q[c.field] = c.value;
+		if (c.op === "eq") q[c.field] = { eq: c.value };
 		else if (c.op === "glob") {
 			const p = globPrefix(c.value);
-			if (p !== null) q[c.field] = new RegExp(`^${esc(p)}`);
+			if (p !== null) q[c.field] = { prefix: p };
 		}
 	}
 	return q;

@@ -4,8 +4,9 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ServiceBroker } from "moleculer";
-import { LeasesRepo } from "../../lib/db";
+import { ServiceBroker, type ServiceSchema } from "moleculer";
+import { JobsRepo, LeasesRepo } from "../../lib/db";
+import type { JobEngine } from "../../lib/jobs/engine";
 import { PeriodicLease } from "../../lib/cluster/periodic";
 import { BACKENDS, onEveryBackend, type DbHarness } from "../helpers/db";
 
@@ -65,7 +66,7 @@ onEveryBackend("PeriodicLease", (h) => {
 });
 
 /** Two nodes of one cluster in this process: their own brokers and DATA_DIRs, one PostgreSQL database. */
-export async function twoNodes(harness: DbHarness, services: string[]): Promise<{ nodes: ServiceBroker[]; stop(): Promise<void> }> {
+export async function twoNodes(harness: DbHarness, services: string[], stubs: ServiceSchema[] = []): Promise<{ nodes: ServiceBroker[]; stop(): Promise<void> }> {
 	const saved = { DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: process.env.DATA_DIR };
 	const dirs: string[] = [];
 	const nodes: ServiceBroker[] = [];
@@ -77,6 +78,7 @@ export async function twoNodes(harness: DbHarness, services: string[]): Promise<
 			process.env.DATA_DIR = dir;
 			const broker = new ServiceBroker({ nodeID: id, logger: false });
 			for (const s of services) broker.loadService(join(__dirname, "..", "..", "services", `${s}.service.ts`));
+			for (const stub of stubs) broker.createService(stub);
 			// Settings are read when services start: each node starts with its own DATA_DIR.
 			await broker.start();
 			nodes.push(broker);
@@ -150,6 +152,66 @@ describe("periodic work in a cluster of two nodes on one PostgreSQL database", f
 			assert.notEqual(ran[0], ran[1]);
 		} finally {
 			await cluster.stop();
+		}
+	});
+
+	it("the start-up resync of structured datasources is queued by one node", async () => {
+		const created: string[] = [];
+		const stubs: ServiceSchema[] = [
+			{ name: "tree" },
+			{ name: "datasources", actions: { list: () => [{ Name: "structured", FlatStorage: false, CreationDate: 1 }], get: () => ({ Name: "structured" }) } },
+		];
+		const cluster = await twoNodes(harness as DbHarness, ["jobs"], stubs);
+		try {
+			type Resyncing = { resyncStructured(): Promise<boolean>; engine: JobEngine };
+			const [a, b] = cluster.nodes.map((n) => n.getLocalService("jobs") as unknown as Resyncing);
+			// Each node queued (or skipped) it as it started; asked again, the holder does it, the other skips.
+			const ran = await Promise.all([a.resyncStructured(), b.resyncStructured()]);
+			assert.equal(ran.filter(Boolean).length, 1, `ran on ${JSON.stringify(ran)}`);
+			const repo = new JobsRepo((harness as DbHarness).db);
+			const jobs = await repo.jobs(undefined);
+			created.push(...jobs.map((j) => j.id));
+			assert.deepEqual(jobs.map((j) => j.Name), ["datasource-resync"]);
+		} finally {
+			await cluster.stop();
+			const repo = new JobsRepo((harness as DbHarness).db);
+			for (const id of created) await repo.deleteJob(id);
+		}
+	});
+
+	it("a task two nodes both hold (a dead node's, taken over by both) is run by one of them", async () => {
+		const cluster = await twoNodes(harness as DbHarness, ["jobs"]);
+		const repo = new JobsRepo((harness as DbHarness).db);
+		try {
+			type Running = { engine: JobEngine };
+			const [a, b] = cluster.nodes.map((n) => (n.getLocalService("jobs") as unknown as Running).engine);
+			const user = { Uuid: "u-alice", Login: "alice", Profile: "standard", GroupPath: "/", Roles: [], TokenKind: "session" };
+			await repo.createJob({ id: "job-x", Name: "delete", Label: "Delete", Owner: "alice", OwnerUuid: "u-alice", Params: { nodes: ["ws/a.txt"] }, User: user, CreatedAt: 1, ModifiedAt: 1 });
+			const task = (id: string, node: string) => ({ id, JobID: "job-x", Owner: "alice", Status: "Queued", StatusMessage: "Queued", TriggerOwner: "alice", Progress: 0, HasProgress: true, CanStop: true, CanPause: true, Node: node, Created: Date.now() });
+			// A dead node's queued task: both survivors try to take it over; one does.
+			await repo.createTask(task("t-dead", "gone-node"));
+			await Promise.all([a.recover((t) => t.Node === "gone-node"), b.recover((t) => t.Node === "gone-node")]);
+			// The same task in both queues (a repeated message): the claim lets one run it.
+			await repo.createTask(task("t-twice", ""));
+			a.queue.enqueue("t-twice", "alice");
+			b.queue.enqueue("t-twice", "alice");
+			const over = async (id: string) => {
+				for (let i = 0; i < 200; i++) {
+					const t = await repo.task(id);
+					if (t && !["Queued", "Running", "Paused"].includes(t.Status)) return t;
+					await sleep(25);
+				}
+				assert.fail(`task ${id} did not end`);
+			};
+			for (const id of ["t-dead", "t-twice"]) {
+				const t = await over(id);
+				assert.ok(["node-a", "node-b"].includes(t.Node), t.Node);
+				const started = (await repo.logs({ TaskID: { eq: id } }, 100)).filter((l) => l.Msg.startsWith("Started:"));
+				assert.equal(started.length, 1, `${id} started ${started.length} times`);
+			}
+		} finally {
+			await cluster.stop();
+			await repo.deleteJob("job-x");
 		}
 	});
 });

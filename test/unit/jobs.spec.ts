@@ -251,7 +251,7 @@ describe("lib/jobs/tar", function () {
 });
 
 describe("lib/jobs/query (Bleve-lite)", () => {
-	const log = (over: Partial<LogDoc>) => presentLog({ _id: "m1", kind: "log", JobID: "copy-move-1", TaskID: "abcdef12-3456", Owner: "alice", OwnerUuid: "u1", Ts: 1000, Seq: 1, Level: "info", Msg: "Copied a.txt to b", OperationUuid: "copy-move-1-abcdef12", ...over });
+	const log = (over: Partial<LogDoc>) => presentLog({ id: "m1", JobID: "copy-move-1", TaskID: "abcdef12-3456", Owner: "alice", OwnerUuid: "u1", Ts: 1000, Seq: 1, Level: "info", Msg: "Copied a.txt to b", OperationUuid: "copy-move-1-abcdef12", ...over });
 
 	it("parses required, excluded and optional clauses, quotes, wildcards and comparisons", () => {
 		assert.deepEqual(parseQuery(`+OperationUuid:"copy-move-1-abcdef12*"`), [{ occur: "must", field: "OperationUuid", op: "glob", value: "copy-move-1-abcdef12\u0000*" }]);
@@ -288,8 +288,8 @@ describe("lib/jobs/query (Bleve-lite)", () => {
 	it("derives a database pre-filter from required id clauses", () => {
 		const f = prefilter(parseQuery(`+OperationUuid:"copy-move-1-ab*" +SchedulerJobUuid:"j" Level:info -SchedulerTaskUuid:"t"`), LOG_FIELDS);
 		assert.deepEqual(Object.keys(f), ["OperationUuid", "SchedulerJobUuid"]);
-		assert.ok((f.OperationUuid as RegExp).test("copy-move-1-abcdef12"));
-		assert.equal(f.SchedulerJobUuid, "j");
+		assert.deepEqual(f.OperationUuid, { prefix: "copy-move-1-ab" });
+		assert.deepEqual(f.SchedulerJobUuid, { eq: "j" });
 		assert.ok(fullyPrefiltered(parseQuery(`+OperationUuid:"x-ab*" +SchedulerJobUuid:"x"`), LOG_FIELDS));
 		assert.ok(!fullyPrefiltered(parseQuery(`+OperationUuid:"x-*b"`), LOG_FIELDS));
 		assert.ok(!fullyPrefiltered(parseQuery(`+SchedulerJobUuid:"x" -Level:info`), LOG_FIELDS));

@@ -280,19 +280,21 @@ export function initial(dialect: DialectName): Migration {
 			await s.createIndex("tasks_status").on("tasks").columns(["status", "owner"]).execute();
 			await s
 				.createTable("task_logs")
-				.addColumn("id", "text", (c) => c.primaryKey())
-				.addColumn("job_id", "text", (c) => c.notNull())
-				.addColumn("task_id", "text", (c) => c.notNull().references("tasks.id").onDelete("cascade"))
-				.addColumn("owner", "text", (c) => c.notNull())
-				.addColumn("owner_uuid", "text", (c) => c.notNull())
+				// Log queries match these by exact value or by prefix (a range): byte order on both.
+				.addColumn("id", key, (c) => c.primaryKey())
+				.addColumn("job_id", key, (c) => c.notNull())
+				.addColumn("task_id", key, (c) => c.notNull().references("tasks.id").onDelete("cascade"))
+				.addColumn("owner", key, (c) => c.notNull())
+				.addColumn("owner_uuid", key, (c) => c.notNull())
 				.addColumn("ts", "bigint", (c) => c.notNull())
 				.addColumn("seq", "bigint", (c) => c.notNull())
 				.addColumn("level", "text", (c) => c.notNull())
 				.addColumn("msg", "text", (c) => c.notNull())
-				.addColumn("operation_uuid", "text", (c) => c.notNull().defaultTo(""))
+				.addColumn("operation_uuid", key, (c) => c.notNull().defaultTo(""))
 				.execute();
 			await s.createIndex("task_logs_task").on("task_logs").columns(["task_id", "seq"]).execute();
 			await s.createIndex("task_logs_job").on("task_logs").columns(["job_id", "seq"]).execute();
+			await s.createIndex("task_logs_operation").on("task_logs").columns(["operation_uuid", "seq"]).execute();
 
 			// ---- cluster ----
 			await s
