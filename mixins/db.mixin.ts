@@ -21,10 +21,6 @@ export interface FindOptions {
 
 /** The store calls a service makes; moleculer-db's adapter, typed. */
 export interface Store<T extends Doc> {
-	/** NeDB returns documents of an `_id` range in id order without sorting; MongoDB needs the sort. */
-	readonly idOrdered: boolean;
-	/** NeDB only (undefined on MongoDB): the documents it already holds in memory, read without copying. */
-	readonly memory?: MemoryView<T>;
 	find(opts?: FindOptions): Promise<T[]>;
 	findOne(query: Record<string, unknown>): Promise<T | null>;
 	get(id: string): Promise<T | null>;
@@ -38,58 +34,8 @@ export interface Store<T extends Doc> {
 	removeMany(query: Record<string, unknown>): Promise<number>;
 }
 
-/**
- * Read-only views of the documents an in-memory store holds. They are the store's own objects: callers must not
- * modify them nor keep them past the current tick. Used where a copy of every candidate costs more than the work.
- */
-export interface MemoryView<T extends Doc> {
-	/** Documents whose indexed `field` equals `value`; null when the field has no index. */
-	matching(field: string, value: string): readonly T[] | null;
-	/** Up to `limit` documents whose `_id` is greater than `after`, in `_id` order, visiting only those. */
-	idsAfter(after: string | undefined, limit: number): T[];
-	/** Every document. */
-	all(): readonly T[];
-}
-
-interface AvlNode {
-	key?: unknown;
-	data: unknown[];
-	left: AvlNode | null;
-	right: AvlNode | null;
-}
-
 interface NedbDatastore {
-	indexes: Record<string, { getMatching(v: unknown): unknown[]; tree: { tree: AvlNode } }>;
 	getAllData(): unknown[];
-}
-
-/** In-order walk of NeDB's `_id` index (an AVL tree of string keys) from `after`, stopping after `limit` documents. */
-function walkAfter(node: AvlNode | null, after: string | undefined, limit: number, out: unknown[]): void {
-	if (!node || out.length >= limit || !Object.prototype.hasOwnProperty.call(node, "key")) return;
-	const key = node.key as string;
-	const past = after === undefined || key > after;
-	if (past) walkAfter(node.left, after, limit, out);
-	if (past && out.length < limit) out.push(...node.data.slice(0, limit - out.length));
-	walkAfter(node.right, after, limit, out);
-}
-
-function memoryView<T extends Doc>(db: NedbDatastore): MemoryView<T> | undefined {
-	// Only NeDB's own layout (moleculer-db's MemoryAdapter over @seald-io/nedb); anything else goes through queries.
-	if (!db?.indexes?._id?.tree?.tree || typeof db.getAllData !== "function") return undefined;
-	return {
-		matching(field, value) {
-			const ix = db.indexes[field];
-			return ix ? (ix.getMatching(value) as T[]) : null;
-		},
-		idsAfter(after, limit) {
-			const out: unknown[] = [];
-			walkAfter(db.indexes._id.tree.tree, after, limit, out);
-			return out as T[];
-		},
-		all() {
-			return db.getAllData() as T[];
-		},
-	};
 }
 
 interface RawAdapter {
@@ -138,19 +84,10 @@ function compactor(adapter: RawAdapter, minWrites: number): (writes: number) => 
 
 export function makeStore<T extends Doc>(adapter: RawAdapter, opts: { compactAfter?: number } = {}): Store<T> {
 	const wrote = compactor(adapter, opts.compactAfter ?? 20_000);
-	let view: { db: NedbDatastore; view: MemoryView<T> | undefined } | undefined;
 	/** Counts one written document when the write happened. */
 	const one = <R>(r: R): R => (wrote(r ? 1 : 0), r);
 	const many = (n: number): number => (wrote(n), n);
 	return {
-		idOrdered: !(adapter as { collection?: unknown }).collection && !!(adapter as { db?: unknown }).db,
-		get memory() {
-			// Looked up on use (the adapter's datastore exists once the service has connected it), then kept.
-			if ((adapter as { collection?: unknown }).collection) return undefined;
-			const db = (adapter as unknown as { db?: NedbDatastore }).db;
-			if (db && view?.db !== db) view = { db, view: memoryView<T>(db) };
-			return view?.view;
-		},
 		async find(opts = {}) {
 			return (await adapter.find({ query: opts.query ?? {}, sort: opts.sort, limit: opts.limit, offset: opts.offset })).map((d) => clean<T>(d) as T);
 		},

@@ -94,33 +94,5 @@ for (const backend of ["nedb", "mongo"] as const) {
 			assert.equal((await s.get("d0"))?.n, 100);
 			assert.equal(await s.count({}), 10);
 		});
-
-		it("offers NeDB's documents without copies: by an indexed field, an _id range page by page, all", async function () {
-			if (backend !== "nedb") {
-				assert.equal(store.memory, undefined);
-				return this.skip();
-			}
-			const memory = store.memory!;
-			assert.ok(memory);
-			await store.removeMany({});
-			const ids = Array.from({ length: 300 }, (_, i) => `id-${String((i * 7919) % 300).padStart(4, "0")}`);
-			for (const id of ids) await store.insert({ _id: id, name: `n${id.slice(-1)}`, n: 1 });
-			// Pages of the _id walk cover every document once, in order, whatever the insertion order.
-			const seen: string[] = [];
-			let after: string | undefined;
-			for (;;) {
-				const page = memory.idsAfter(after, 17);
-				if (!page.length) break;
-				seen.push(...page.map((d) => d._id));
-				after = page[page.length - 1]._id;
-			}
-			assert.deepEqual(seen, [...ids].sort());
-			assert.deepEqual(memory.idsAfter("id-0297", 10).map((d) => d._id), ["id-0298", "id-0299"]);
-			assert.deepEqual(memory.idsAfter("id-0299", 10), []);
-			assert.equal(memory.all().length, 300);
-			// No index on `name` here: the caller falls back to a query.
-			assert.equal(memory.matching("name", "n1"), null);
-			assert.deepEqual(memory.matching("_id", "id-0042")?.map((d) => d._id), ["id-0042"]);
-		});
 	});
 }
