@@ -8,7 +8,8 @@
  */
 import type { Context, ServiceSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
-import { NodesRepo } from "../lib/db";
+import { LeasesRepo, NodesRepo } from "../lib/db";
+import { PeriodicLease } from "../lib/cluster/periodic";
 import { importNedbNodes } from "../lib/db/nodes-import";
 import { loadConfig } from "../lib/config";
 import { BadRequestError, NotFoundError } from "../lib/errors";
@@ -342,6 +343,15 @@ const TreeService: ServiceSchema = {
 			const list = await this.broker.call<Ds[], Record<string, never>>("datasources.list", {}).catch(() => [] as Ds[]);
 			return this.ops.sweepAll(list, maxAgeMs, orphans, (name: string, e: Error) => this.logger.warn(`Sweeping ${name}: ${e.message}`));
 		},
+		/** The timer's sweep, on one node of a cluster (the lease's holder); whether this one swept. */
+		async leasedSweep(): Promise<boolean> {
+			try {
+				return (await this.sweepLease.run(() => this.sweepAll(24 * 3600_000, this.sweepRuns++ % 24 === 0))).ran;
+			} catch (e) {
+				this.logger.warn(`Tree sweep failed: ${(e as Error).message}`);
+				return false;
+			}
+		},
 		recycleDeps(): RecycleDeps {
 			return { ops: this.ops, resolver: this.resolver, changed: (type, doc, from) => this.broadcastChange(type, doc, from) };
 		},
@@ -407,15 +417,17 @@ const TreeService: ServiceSchema = {
 		);
 		// Content of writes interrupted by a crash is never in the index; it is swept once a day old.
 		// Unreferenced objects of flat datasources (a listing of all their storage) once a day.
-		let runs = 0;
-		const sweep = () => this.sweepAll(24 * 3600_000, runs++ % 24 === 0);
+		// Once per cluster: the lease's holder sweeps every hour; another node takes over within two if it stops.
+		this.sweepRuns = 0;
+		this.sweepLease = new PeriodicLease(new LeasesRepo(this.db), "tree.sweep", this.broker.nodeID, 2 * 3600_000, (e) => this.logger.warn(`Tree sweep lease renewal failed: ${(e as Error).message}`));
 		// First sweep once the node has settled (the datasources service may start after this one).
-		this.sweeper = setInterval(() => void sweep(), 3600_000);
+		this.sweeper = setInterval(() => void this.leasedSweep(), 3600_000);
 		this.sweeper.unref?.();
-		setTimeout(() => void sweep(), 60_000).unref?.();
+		setTimeout(() => void this.leasedSweep(), 60_000).unref?.();
 	},
-	stopped() {
+	async stopped() {
 		clearInterval(this.sweeper);
+		await this.sweepLease?.release().catch(() => undefined);
 	},
 };
 

@@ -155,6 +155,19 @@ describe("periodic work in a cluster of two nodes on one PostgreSQL database", f
 		}
 	});
 
+	it("the tree's timed sweep (staging leftovers, orphan objects) runs on one node", async () => {
+		const cluster = await twoNodes(harness as DbHarness, ["tree"], [{ name: "datasources", actions: { list: () => [] } }]);
+		try {
+			type Sweeping = { leasedSweep(): Promise<boolean> };
+			const [a, b] = cluster.nodes.map((n) => n.getLocalService("tree") as unknown as Sweeping);
+			const ran = await Promise.all([a.leasedSweep(), b.leasedSweep()]);
+			assert.equal(ran.filter(Boolean).length, 1, `ran on ${JSON.stringify(ran)}`);
+			assert.deepEqual(await Promise.all([a.leasedSweep(), b.leasedSweep()]), ran);
+		} finally {
+			await cluster.stop();
+		}
+	});
+
 	it("the start-up resync of structured datasources is queued by one node", async () => {
 		const created: string[] = [];
 		const stubs: ServiceSchema[] = [
