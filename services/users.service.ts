@@ -83,6 +83,8 @@ const UsersService: ServiceSchema = {
 						return this.present(await this.putUser(ctx, caller, ctx.params), caller);
 					} catch (err) {
 						if (!(err instanceof ConflictError) || !ctx.params.IsGroup || attempt >= 5) throw err;
+						// The winner may be another node's, whose broadcast has not reached this cache yet.
+						(this.directory as UserDirectory).invalidate();
 					}
 				}
 			},

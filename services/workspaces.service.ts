@@ -296,6 +296,8 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 			if (!existing || (pathSlug && wanted !== existing.Slug && pathSlug !== existing.Slug)) {
 				const taken = await this.repo.slugsLike(wanted);
 				if (existing) taken.delete(existing.Slug);
+				// The workspace this PUT names was created since it was looked for: done again, the PUT updates it.
+				if (!existing && !uuid && pathSlug === wanted && taken.has(wanted)) throw new ConflictError("A workspace with this slug was just created", "workspace.exists");
 				// Only a choice: the slug's unique index decides, and a create that loses is done again (put).
 				slug = dedupSlug(wanted, (s) => taken.has(s));
 			}
