@@ -5,12 +5,13 @@
 // (100000).
 import autocannon from "autocannon";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { appendFileSync, createReadStream, mkdtempSync, rmSync, statSync, readFileSync } from "node:fs";
+import { createReadStream, mkdtempSync, rmSync, statSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, createServer, type AddressInfo } from "node:net";
 import { createHash, randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
+import { NodesRepo, openDatabase, type NodeRecord } from "../lib/db";
 import { S3Client, GetObjectCommand, PutObjectCommand, CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 
@@ -322,22 +323,30 @@ async function main() {
 		row("  the same, never cached: stat", statMiss, bareStat);
 		row("  the same, never cached: listing", listMiss, bareList);
 
-		// 3. A folder with many children: written straight into the index file while the node is stopped.
+		// 3. A folder with many children: written straight into the index (DATA_DIR/cellar.db) while the node is stopped.
 		await fetch(`${base}/a/tree/create`, { method: "POST", headers: auth, body: JSON.stringify({ Nodes: [{ Path: "common-files/many", Type: "COLLECTION" }] }) });
 		node.kill("SIGTERM");
 		await new Promise((r) => node.once("exit", r));
-		const lines: string[] = [];
-		const now = Math.floor(Date.now() / 1000);
-		for (let i = 0; i < CHILDREN; i++) {
-			const name = `file-${String(i).padStart(7, "0")}.txt`;
-			lines.push(JSON.stringify({ _id: randomUUID(), ds: "pydiods1", path: `many/${name}`, dsPath: `pydiods1/many/${name}`, parentKey: "pydiods1/many", name, type: "LEAF", size: 1, mtime: now, meta: {}, key: "none" }));
-			if (lines.length === 10_000) appendFileSync(join(dataDir, "db", "nodes.db"), lines.splice(0).join("\n") + "\n");
+		const db = await openDatabase({ dataDir });
+		try {
+			const nodes = new NodesRepo(db);
+			const folder = (await nodes.byPath("pydiods1", "many")) as NodeRecord;
+			const now = Math.floor(Date.now() / 1000);
+			let batch: NodeRecord[] = [];
+			for (let i = 0; i < CHILDREN; i++) {
+				const name = `file-${String(i).padStart(7, "0")}.txt`;
+				// Empty files: the folders above keep the sum of their content without a recount.
+				batch.push({ uuid: randomUUID(), ds: "pydiods1", parent: folder.uuid, name, path: `many/${name}`, type: "LEAF", size: 0, mtime: now, meta: {}, key: "none" });
+				if (batch.length === 20_000) await nodes.importNodes(batch.splice(0));
+			}
+			if (batch.length) await nodes.importNodes(batch);
+		} finally {
+			await db.close();
 		}
-		if (lines.length) appendFileSync(join(dataDir, "db", "nodes.db"), lines.join("\n") + "\n");
 		const restart = Date.now();
 		node = startNode(port, dataDir);
 		token = await login(base);
-		// The tree service loads its index before it publishes its routes.
+		// The tree service starts on the index as it is (nothing is loaded): its routes answer once it is published.
 		for (let i = 0; i < 600; i++) {
 			const r = await fetch(`${base}/a/tree/stat/common-files%2Fbench`, { headers: { Authorization: `Bearer ${token}` } });
 			if (r.status === 200) break;
