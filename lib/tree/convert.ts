@@ -15,10 +15,12 @@ export interface ConversionReport {
 }
 
 export async function convertToFlat(index: TreeIndex, ds: string, store: ObjectStore, onProgress: (done: number, total: number) => void = () => undefined): Promise<ConversionReport> {
-	const nodes = (await index.subtree(ds, "")).filter((d): d is NodeDoc & { key: string } => d.type === "LEAF" && typeof d.key === "string");
-	const report: ConversionReport = { files: nodes.length, converted: 0, alreadyFlat: 0, failed: [] };
+	// Page by page (the index may hold millions of files): a page's keys change, not the uuids it is read by.
+	const total = await index.fileCount(ds);
+	const report: ConversionReport = { files: 0, converted: 0, alreadyFlat: 0, failed: [] };
 	let done = 0;
-	for (const n of nodes) {
+	for await (const page of index.files(ds)) for (const n of page.filter((d): d is NodeDoc & { key: string } => typeof d.key === "string")) {
+		report.files++;
 		try {
 			if (isFlatKey(n)) report.alreadyFlat++;
 			else {
@@ -32,7 +34,7 @@ export async function convertToFlat(index: TreeIndex, ds: string, store: ObjectS
 		} catch (e) {
 			report.failed.push({ path: n.path, error: (e as Error).message });
 		}
-		onProgress(++done, nodes.length);
+		onProgress(++done, total);
 	}
 	// Empty folders of the old layout are left in storage: removing folders recursively could only lose data.
 	return report;

@@ -404,13 +404,19 @@ export class TreeOperations {
 	async checkFlat(dsName: string, sample = 100): Promise<FlatCheck> {
 		const ds = await this.datasource(dsName);
 		if (!ds.flat) throw new ConflictError(`Datasource ${dsName} is structured: resync it instead`, "datasource.structured");
-		// Taken before listing, as for the sweep: an object committed meanwhile appears in the listing only.
-		const docs: NodeDoc[] = [];
-		for await (const page of this.index.files(dsName)) for (const d of page) if (d.key) docs.push(d);
-		const present = new Set<string>();
-		const out: FlatCheck = { files: docs.length, objects: 0, missing: 0, missingPaths: [], orphans: 0, orphanKeys: [], foreign: 0 };
+		// Taken before listing, as for the sweep: an object committed meanwhile appears in the listing only. Keys,
+		// not nodes, are kept in memory, and the files are read again page by page afterwards.
 		const referenced = new Set<string>();
-		for (const d of docs) referenced.add(d.key as string);
+		let files = 0;
+		for await (const page of this.index.files(dsName)) {
+			for (const d of page) {
+				if (!d.key) continue;
+				referenced.add(d.key);
+				files++;
+			}
+		}
+		const present = new Set<string>();
+		const out: FlatCheck = { files, objects: 0, missing: 0, missingPaths: [], orphans: 0, orphanKeys: [], foreign: 0 };
 		for await (const o of ds.store.list("")) {
 			out.objects++;
 			present.add(o.key);
@@ -418,14 +424,17 @@ export class TreeOperations {
 			if (!FLAT_OBJECT.test(o.key)) out.foreign++;
 			else if (++out.orphans <= sample) out.orphanKeys.push(o.key);
 		}
-		for (const d of docs) {
-			if (present.has(d.key as string)) continue;
-			// Listed before the node was committed? Its object is there now.
-			if (await ds.store.head(d.key as string).catch(() => null)) continue;
-			// Deleted or overwritten since the index was read: its old object went with it.
-			const current = await this.index.byUuid(d._id);
-			if (!current || current.key !== d.key) continue;
-			if (++out.missing <= sample) out.missingPaths.push(d.path);
+		referenced.clear();
+		for await (const page of this.index.files(dsName)) {
+			for (const d of page) {
+				if (!d.key || present.has(d.key)) continue;
+				// Listed before the node was committed? Its object is there now.
+				if (await ds.store.head(d.key).catch(() => null)) continue;
+				// Deleted or overwritten since the index was read: its old object went with it.
+				const current = await this.index.byUuid(d._id);
+				if (!current || current.key !== d.key) continue;
+				if (++out.missing <= sample) out.missingPaths.push(d.path);
+			}
 		}
 		return out;
 	}
