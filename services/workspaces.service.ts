@@ -8,36 +8,18 @@
  * Emits `identity.changed` { kind: "workspace" } after changes.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { randomUUID } from "node:crypto";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { loadConfig } from "../lib/config";
 import { WorkspacesRepo, importNedbWorkspaces } from "../lib/db/workspaces";
 import { importNedbOnce } from "../lib/db/nedb-import";
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../lib/errors";
+import { BadRequestError, ForbiddenError } from "../lib/errors";
 import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
-import { defaultPolicies, hasPolicy, requireUser, type ResourcePolicy } from "../lib/identity/resource-policy";
-import { checkId, type ACL } from "../lib/acl/model";
+import { hasPolicy, requireUser } from "../lib/identity/resource-policy";
+import type { ACL } from "../lib/acl/model";
 import { accessString, rightsByWorkspace } from "../lib/acl/merge";
-import {
-	DEFAULT_WORKSPACES,
-	MAX_DESCRIPTION,
-	MAX_LABEL,
-	SCOPES,
-	checkSlugInput,
-	checkText,
-	dedupSlug,
-	matchesAll,
-	parseAttributes,
-	presentAttributes,
-	requestedRoots,
-	rootsFromAcls,
-	slugify,
-	type AccessibleWorkspace,
-	type Workspace,
-	type WorkspaceDoc,
-	type WorkspaceSingleQuery,
-} from "../lib/workspaces/model";
-import { syncWorkspaceAcls, type AclClient } from "../lib/workspaces/roots";
+import { SCOPES, matchesAll, presentAttributes, rootsFromAcls, type AccessibleWorkspace, type Workspace, type WorkspaceDoc, type WorkspaceSingleQuery } from "../lib/workspaces/model";
+import type { AclClient } from "../lib/workspaces/roots";
+import { WorkspaceEditor } from "../lib/workspaces/editor";
 import { searchParams } from "../lib/cells/params";
 
 interface SearchParams {
@@ -72,8 +54,7 @@ interface WsMethods {
 	aclClient(ctx: Context<unknown, Meta>): AclClient;
 	loadAcls(ctx: Context<unknown, Meta>, ids: string[]): Promise<Map<string, ACL[]>>;
 	present(doc: WorkspaceDoc, acls: ACL[], user: Identity | null | undefined): Workspace;
-	findBySlugOrUuid(key: string): Promise<WorkspaceDoc | null>;
-	putWorkspace(ctx: Context<PutParams, Meta>): Promise<Workspace>;
+	editor(ctx: Context<unknown, Meta>): WorkspaceEditor;
 }
 interface WsVars extends DatabaseVars {
 	repo: WorkspacesRepo;
@@ -141,31 +122,17 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 				RootNodes: { type: "record", optional: true, key: { type: "string" }, value: { type: "object" } },
 			},
 			async handler(this: WsThis, ctx: Context<PutParams, Meta>) {
-				// A create that lost its slug or uuid to a concurrent one is done again: it now finds that workspace
-				// (the same slug: an update, as if it had come second) or picks the next free slug. Each loss means
-				// another request won, so this ends.
-				for (let attempt = 1; ; attempt++) {
-					try {
-						return await this.putWorkspace(ctx);
-					} catch (err) {
-						if (!(err instanceof ConflictError) || attempt >= 25) throw err;
-						await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
-					}
-				}
+				const user = requireUser(ctx);
+				const stored = await this.editor(ctx).put(user, ctx.params);
+				const acls = (await this.loadAcls(ctx, [stored.UUID])).get(stored.UUID) ?? [];
+				return this.present(stored, acls, user);
 			},
 		},
 		remove: {
 			rest: "DELETE /workspace/:Slug",
 			params: { Slug: { type: "string", min: 1, max: 500 } },
 			async handler(this: WsThis, ctx: Context<{ Slug: string }, Meta>) {
-				const user = requireUser(ctx);
-				const slug = checkSlugInput(ctx.params.Slug);
-				const doc = await this.findBySlugOrUuid(slug);
-				if (!doc) throw new NotFoundError(`Workspace ${slug} not found`, "workspace.notfound");
-				if (!hasPolicy(doc.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to edit this workspace");
-				await this.repo.delete(doc.UUID);
-				await this.aclClient(ctx).deleteWhere({ WorkspaceID: doc.UUID });
-				await ctx.broadcast("identity.changed", { kind: "workspace", uuid: doc.UUID });
+				await this.editor(ctx).remove(requireUser(ctx), ctx.params.Slug);
 				return { Success: true, NumRows: 1 };
 			},
 		},
@@ -204,32 +171,7 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 		ensureDefaults: {
 			params: {},
 			async handler(this: WsThis, ctx: Context<Record<string, never>, Meta>): Promise<{ Created: string[] }> {
-				const created: string[] = [];
-				for (const def of DEFAULT_WORKSPACES) {
-					if (await this.repo.byId(def.UUID)) continue;
-					// A workspace an administrator made with that slug stands for the default.
-					if (await this.repo.bySlug(def.Slug)) continue;
-					// ACLs first: a crash before the record is written leaves a retry that redoes them (idempotent).
-					await syncWorkspaceAcls(this.aclClient(ctx), { workspaceId: def.UUID, roots: [def.root], defaultRights: def.defaultRights });
-					try {
-						await this.repo.create({
-							UUID: def.UUID,
-							Slug: def.Slug,
-							Label: def.Label,
-							Description: def.Description,
-							Scope: "ADMIN",
-							LastUpdated: Math.floor(Date.now() / 1000),
-							Policies: defaultPolicies(def.UUID, ["profile:standard", "profile:shared"], ["profile:admin"]),
-							Attributes: "{}",
-						});
-						created.push(def.Slug);
-					} catch (err) {
-						// Another node put it (or a workspace with its slug) in place meanwhile: that one stands.
-						if (!(err instanceof ConflictError)) throw err;
-					}
-				}
-				if (created.length) await ctx.broadcast("identity.changed", { kind: "workspace" });
-				return { Created: created };
+				return { Created: await this.editor(ctx).ensureDefaults() };
 			},
 		},
 	},
@@ -268,65 +210,10 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 				RootNodes,
 			};
 		},
-		async findBySlugOrUuid(this: WsThis, key: string): Promise<WorkspaceDoc | null> {
-			return (await this.repo.bySlug(key)) ?? (await this.repo.byId(key));
-		},
-		async putWorkspace(this: WsThis, ctx: Context<PutParams, Meta>): Promise<Workspace> {
-			const user = requireUser(ctx);
-			const p = ctx.params;
-			const pathSlug = checkSlugInput(p.Slug);
-			const uuid = checkId("UUID", p.UUID);
-			const existing = uuid ? await this.repo.byId(uuid) : pathSlug ? await this.repo.bySlug(pathSlug) : null;
-			if (existing) {
-				if (!hasPolicy(existing.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to edit this workspace");
-			} else if (!isAdmin(user)) {
-				throw new ForbiddenError("Only administrators can create workspaces");
-			}
-
-			const label = p.Label !== undefined ? checkText("Label", p.Label, MAX_LABEL).trim() : existing?.Label ?? "";
-			if (!label) throw new BadRequestError("Label is required");
-			const description = p.Description !== undefined ? checkText("Description", p.Description, MAX_DESCRIPTION) : existing?.Description ?? "";
-			const scope = p.Scope && p.Scope !== "ANY" ? p.Scope : existing?.Scope ?? "ADMIN";
-			const attrs = parseAttributes(p.Attributes);
-			const roots = requestedRoots(p);
-			const id = existing?.UUID ?? (uuid || randomUUID());
-
-			let slug = existing?.Slug ?? "";
-			const wanted = slugify(pathSlug || label) || "workspace";
-			if (!existing || (pathSlug && wanted !== existing.Slug && pathSlug !== existing.Slug)) {
-				const taken = await this.repo.slugsLike(wanted);
-				if (existing) taken.delete(existing.Slug);
-				// The workspace this PUT names was created since it was looked for: done again, the PUT updates it.
-				if (!existing && !uuid && pathSlug === wanted && taken.has(wanted)) throw new ConflictError("A workspace with this slug was just created", "workspace.exists");
-				// Only a choice: the slug's unique index decides, and a create that loses is done again (put).
-				slug = dedupSlug(wanted, (s) => taken.has(s));
-			}
-
-			let policies: ResourcePolicy[];
-			if (p.Policies?.length) policies = p.Policies.map((pol) => ({ ...pol, Resource: id }));
-			else policies = existing?.Policies ?? defaultPolicies(id, ["profile:standard", "profile:shared"], ["profile:admin"]);
-
-			const doc: WorkspaceDoc = {
-				UUID: id,
-				Slug: slug,
-				Label: label,
-				Description: description,
-				Scope: scope,
-				LastUpdated: Math.floor(Date.now() / 1000),
-				Policies: policies,
-				// Attributes not sent on an update are kept as they were.
-				Attributes: p.Attributes !== undefined ? JSON.stringify(attrs.rest) : existing?.Attributes ?? "{}",
-			};
-			if (existing) {
-				if (!(await this.repo.update(doc))) throw new NotFoundError(`Workspace ${existing.Slug} not found`, "workspace.notfound");
-			} else await this.repo.create(doc);
-			await syncWorkspaceAcls(this.aclClient(ctx), { workspaceId: id, roots, defaultRights: attrs.defaultRights, quota: attrs.quota });
-			await ctx.broadcast("identity.changed", { kind: "workspace", uuid: id });
-
-			const stored = await this.repo.byId(id);
-			if (!stored) throw new NotFoundError(`Workspace ${slug} not found`, "workspace.notfound");
-			const acls = (await this.loadAcls(ctx, [id])).get(id) ?? [];
-			return this.present(stored, acls, user);
+		editor(this: WsThis, ctx: Context<unknown, Meta>): WorkspaceEditor {
+			return new WorkspaceEditor(this.repo, this.aclClient(ctx), async (uuid) => {
+				await ctx.broadcast("identity.changed", uuid ? { kind: "workspace", uuid } : { kind: "workspace" });
+			});
 		},
 	},
 	async started(this: WsThis) {

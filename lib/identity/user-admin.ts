@@ -1,0 +1,335 @@
+// The rules of users and groups: who may create, edit, move, lock or delete whom, what a PUT /user means (an
+// update of the user or group its Uuid or path names, else a creation), the role stack a user's identity
+// carries, searches, and password checks with their throttling (lib/auth/login-guard). Storage and its cache
+// (UserDirectory) and the roles service are injected. A taken login or group path is refused by the store's
+// unique index (ConflictError, 409), never by a read before the write.
+import { randomUUID } from "node:crypto";
+import { isAdmin, PROFILE_RANK, type Identity } from "../auth/identity";
+import { admit, recordFailure, recordSuccess, unlock, type GuardSettings, type LoginGuard } from "../auth/login-guard";
+import { generatePassword, hashPassword, verifyPassword } from "../auth/password";
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from "../errors";
+import { defaultPolicies, hasPolicy } from "./resource-policy";
+import type { Role } from "./roles";
+import type { UserDirectory } from "./user-directory";
+import { fullPathOf, isLocked, locksOf, matchesQuery, PRIVATE_ATTRIBUTE, profileOf, publicAttributes, publicUser, type UserDoc, type UserQuery } from "./users";
+import { ancestorGroupPaths, checkIdentifier, normalizeGroupPath } from "./validate";
+
+/** Logins that do not exist whose failures are remembered (beyond, the memory starts afresh). */
+const MAX_GHOSTS = 10_000;
+interface GhostGuard {
+	failed: number;
+	guard: LoginGuard | undefined;
+}
+
+/** A PUT /user body. */
+export type UserBody = {
+	Login: string;
+	Uuid?: string;
+	Password?: string;
+	OldPassword?: string;
+	GroupPath?: string;
+	IsGroup?: boolean;
+	GroupLabel?: string;
+	Attributes?: Record<string, string>;
+	Roles?: { Uuid?: string }[];
+	Policies?: UserDoc["Policies"];
+};
+
+export type PresentedUser = Record<string, unknown> & { IsGroup?: boolean; Roles: Role[]; PoliciesContextEditable: boolean };
+
+/** The roles service, as the users' rules use it. */
+export interface RoleClient {
+	ensure(role: Role): Promise<unknown>;
+	delete(uuids: string[]): Promise<unknown>;
+	getMany(uuids: string[]): Promise<Role[]>;
+	autoApplied(profile: string): Promise<string[]>;
+}
+
+export class UserAdmin {
+	private readonly ghosts = new Map<string, GhostGuard>();
+
+	constructor(
+		readonly directory: UserDirectory,
+		private readonly roles: RoleClient,
+		/** Failed-login throttling, read on each check (the configuration is the node's). */
+		private readonly guard: () => GuardSettings,
+		private readonly warn: (message: string) => void,
+	) {}
+
+	private async save(doc: UserDoc): Promise<UserDoc> {
+		const saved = await this.directory.save(doc);
+		if (!saved) throw new NotFoundError(`No user or group with Uuid ${doc.Uuid}`, "user.notfound");
+		return saved;
+	}
+
+	/**
+	 * Inserts a new user or group whose personal role was just ensured; when the insert loses to another
+	 * (ConflictError: the login or path is taken), that role, which nobody else holds, goes again.
+	 */
+	private async createWithRole(doc: UserDoc): Promise<UserDoc> {
+		try {
+			return await this.directory.create(doc);
+		} catch (err) {
+			if (err instanceof ConflictError) await this.roles.delete([doc.Uuid]);
+			throw err;
+		}
+	}
+
+	/**
+	 * Creates or updates a user or group. A group created meanwhile by another request at the same path makes
+	 * this PUT an update of it, as if it had come second; a taken login stays a 409: Cells refuses creating it.
+	 */
+	async put(caller: Identity, body: UserBody): Promise<UserDoc> {
+		for (let attempt = 1; ; attempt++) {
+			try {
+				return await this.putUser(caller, body);
+			} catch (err) {
+				if (!(err instanceof ConflictError) || !body.IsGroup || attempt >= 5) throw err;
+				// The winner may be another node's, whose broadcast has not reached this cache yet.
+				this.directory.invalidate();
+			}
+		}
+	}
+
+	/** A password reset: the new password, the logout lock and the failed-login lock lifted. */
+	async setPassword(login: string, password: string): Promise<void> {
+		const u = await this.directory.byLogin(login);
+		if (!u) throw new NotFoundError(`User ${login} not found`, "user.notfound");
+		const { failedConnections, ...attrs } = u.Attributes;
+		attrs.locks = JSON.stringify(locksOf(u).filter((l) => l !== "logout"));
+		// The reset proved the mailbox: the owner may log in from anywhere again (the guesses were at the old password).
+		await this.save({ ...u, PasswordHash: await hashPassword(password), Attributes: attrs, LoginGuard: unlock(u.LoginGuard) });
+	}
+
+	/** The administrator account, created unless it exists; the password when this call generated it. */
+	async ensureAdmin(login: string, password: string | undefined): Promise<{ created: boolean; login?: string; password?: string }> {
+		if (await this.directory.byLogin(login)) return { created: false };
+		const chosen = password || generatePassword();
+		const uuid = randomUUID();
+		await this.roles.ensure({ Uuid: uuid, Label: `User ${login}`, UserRole: true, Policies: defaultPolicies("role", ["profile:standard"], ["profile:admin"]) });
+		try {
+			await this.createWithRole({
+				Uuid: uuid,
+				Login: login,
+				GroupPath: "/",
+				Attributes: { profile: "admin", displayName: "Administrator" },
+				PasswordHash: await hashPassword(chosen),
+				Roles: [],
+				Policies: this.userPolicies(login, undefined),
+				CreatedAt: Math.floor(Date.now() / 1000),
+			});
+		} catch (err) {
+			// Another node made the administrator first.
+			if (err instanceof ConflictError) return { created: false };
+			throw err;
+		}
+		return { created: true, login, password: password ? undefined : chosen };
+	}
+
+	/** Role uuids in the order they apply: root, groups outermost first, profile roles, assigned, own. */
+	async roleOrder(u: UserDoc): Promise<string[]> {
+		const groups: string[] = [];
+		for (const p of ancestorGroupPaths(u.GroupPath)) {
+			const g = await this.directory.groupByPath(p);
+			if (g) groups.push(g.Uuid);
+		}
+		if (u.IsGroup) return ["ROOT_GROUP", ...groups, u.Uuid];
+		const auto: string[] = await this.roles.autoApplied(profileOf(u));
+		return [...new Set(["ROOT_GROUP", ...groups, ...auto, ...u.Roles, u.Uuid])];
+	}
+
+	async authInfo(u: UserDoc) {
+		return { Uuid: u.Uuid, Login: u.Login, Profile: profileOf(u), GroupPath: u.GroupPath, Roles: await this.roleOrder(u), Locked: isLocked(u), Hidden: u.Attributes.hidden === "true" };
+	}
+
+	/** A user or group as the caller may see it, with its role stack. */
+	async present(u: UserDoc, caller: Identity): Promise<PresentedUser> {
+		const roles: Role[] = await this.roles.getMany(await this.roleOrder(u));
+		const editable = hasPolicy(u.Policies, caller, "WRITE");
+		const view = publicUser(u);
+		return { ...view, ...(editable ? {} : { Attributes: publicAttributes(view.Attributes as Record<string, string>) }), IsGroup: u.IsGroup, Roles: roles, PoliciesContextEditable: editable };
+	}
+
+	private userPolicies(login: string, creator: Identity | undefined) {
+		const writers = [`user:${login}`, "profile:admin"];
+		if (creator && !isAdmin(creator)) writers.push(`user:${creator.Login}`);
+		return defaultPolicies("user", ["profile:standard", "profile:shared", "profile:admin"], writers);
+	}
+
+	async search(caller: Identity, p: { Queries?: UserQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND"; CountOnly?: boolean }) {
+		const qs = p.Queries ?? [];
+		const hits: UserDoc[] = [];
+		for (const u of (await this.directory.all()) as UserDoc[]) {
+			if (!hasPolicy(u.Policies, caller, "READ")) continue;
+			if (!isAdmin(caller) && u.Attributes.hidden === "true") continue;
+			if (qs.length) {
+				const needsRoles = qs.some((q) => q.HasRole);
+				const order = needsRoles ? await this.roleOrder(u) : [];
+				const ok = p.Operation === "AND" ? qs.every((q) => matchesQuery(u, q, order)) : qs.some((q) => matchesQuery(u, q, order));
+				if (!ok) continue;
+			}
+			hits.push(u);
+		}
+		if (p.CountOnly) return { Total: hits.length };
+		hits.sort((a, b) => Number(!!b.IsGroup) - Number(!!a.IsGroup) || (a.Login ?? a.GroupLabel ?? "").localeCompare(b.Login ?? b.GroupLabel ?? ""));
+		const offset = p.Offset ?? 0;
+		const page = p.Limit ? hits.slice(offset, offset + p.Limit) : hits.slice(offset);
+		const shown = await Promise.all(page.map((u) => this.present(u, caller)));
+		return { Users: shown.filter((u) => !u.IsGroup), Groups: shown.filter((u) => u.IsGroup), Total: hits.length };
+	}
+
+	private async putUser(caller: Identity, body: UserBody): Promise<UserDoc> {
+		const attrs = { ...(body.Attributes ?? {}) };
+		for (const k of Object.keys(attrs)) if (PRIVATE_ATTRIBUTE.test(k)) throw new BadRequestError(`Attribute ${k} is reserved`);
+		if (attrs.profile && !(attrs.profile in PROFILE_RANK && attrs.profile !== "anon")) throw new BadRequestError("Attribute profile must be admin, standard or shared");
+		if (attrs.profile && PROFILE_RANK[attrs.profile] > PROFILE_RANK[caller.Profile]) throw new ForbiddenError("You cannot give a profile higher than your own");
+		if (attrs.locks !== undefined) {
+			try {
+				if (!Array.isArray(JSON.parse(attrs.locks))) throw new Error();
+			} catch {
+				throw new BadRequestError('Attribute locks must be a JSON array such as ["logout"]');
+			}
+		}
+		const groupPath = normalizeGroupPath(body.GroupPath);
+		const all: readonly UserDoc[] = await this.directory.all();
+		const existing: UserDoc | undefined = body.IsGroup
+			? all.find((u: UserDoc) => u.IsGroup && (u.Uuid === body.Uuid || fullPathOf(u) === `${groupPath === "/" ? "" : groupPath}/${body.GroupLabel}`))
+			: body.Uuid
+				? all.find((u: UserDoc) => !u.IsGroup && u.Uuid === body.Uuid)
+				: undefined; // Cells: a PUT without Uuid is a creation, refused (409, the login's unique index) if the login exists
+
+		if (existing) {
+			if (!hasPolicy(existing.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to edit this user");
+			if (!isAdmin(caller)) {
+				for (const k of ["profile", "locks", "hidden"]) if (k in attrs && attrs[k] !== existing.Attributes[k]) throw new ForbiddenError(`Only administrators can change ${k}`);
+				if (body.GroupPath !== undefined && groupPath !== existing.GroupPath) throw new ForbiddenError("Only administrators can move users between groups");
+			}
+			const next: UserDoc = { ...existing, Attributes: { ...existing.Attributes, ...attrs }, GroupPath: body.GroupPath !== undefined ? groupPath : existing.GroupPath };
+			for (const k of Object.keys(existing.Attributes)) if (PRIVATE_ATTRIBUTE.test(k)) next.Attributes[k] = existing.Attributes[k];
+			if (attrs.locks !== undefined && !JSON.parse(attrs.locks).includes("logout")) {
+				delete next.Attributes.failedConnections;
+				next.LoginGuard = unlock(existing.LoginGuard);
+			}
+			if (body.Password && !existing.IsGroup) {
+				if (body.Password.length < 8) throw new BadRequestError("Password must have at least 8 characters");
+				if (caller.Uuid === existing.Uuid && !(await verifyPassword(body.OldPassword ?? "", existing.PasswordHash))) throw new UnauthorizedError("Old password is not correct", "password.mismatch");
+				next.PasswordHash = await hashPassword(body.Password);
+			}
+			return this.save(next);
+		}
+
+		// Creation
+		if (body.Uuid) throw new NotFoundError(`No user or group with Uuid ${body.Uuid}`, "user.notfound");
+		if (body.GroupPath !== undefined && groupPath !== "/" && !(await this.directory.groupByPath(groupPath))) throw new BadRequestError(`Group ${groupPath} does not exist`);
+		if (!isAdmin(caller) && groupPath !== caller.GroupPath && !groupPath.startsWith(`${caller.GroupPath === "/" ? "" : caller.GroupPath}/`)) throw new ForbiddenError("You can only create users in your own group");
+		const uuid = randomUUID();
+		if (body.IsGroup) {
+			if (!isAdmin(caller)) throw new ForbiddenError("Only administrators can create groups");
+			const label = checkIdentifier("GroupLabel", body.GroupLabel, 255);
+			await this.roles.ensure({ Uuid: uuid, Label: `Group ${label}`, GroupRole: true, Policies: defaultPolicies("role", ["profile:standard", "profile:shared"], ["profile:admin"]) });
+			return this.createWithRole({ Uuid: uuid, GroupPath: groupPath, IsGroup: true, GroupLabel: label, Attributes: attrs, Roles: [], Policies: defaultPolicies("group", ["profile:standard", "profile:shared", "profile:admin"], ["profile:admin"]), CreatedAt: Math.floor(Date.now() / 1000) });
+		}
+		const login = checkIdentifier("Login", body.Login, 255);
+		if (!body.Password || body.Password.length < 8) throw new BadRequestError("Password is required and must have at least 8 characters");
+		if (caller.Profile === "shared") throw new ForbiddenError("Shared users cannot create users");
+		attrs.profile ||= "shared";
+		delete attrs.failedConnections;
+		await this.roles.ensure({ Uuid: uuid, Label: `User ${login}`, UserRole: true, Policies: defaultPolicies("role", ["profile:standard"], [`user:${login}`, "profile:admin"]) });
+		return this.createWithRole({ Uuid: uuid, Login: login, GroupPath: groupPath, Attributes: attrs, PasswordHash: await hashPassword(body.Password), Roles: [], Policies: this.userPolicies(login, caller), CreatedAt: Math.floor(Date.now() / 1000) });
+	}
+
+	async putRoles(caller: Identity, body: UserBody): Promise<UserDoc> {
+		if (!body.Uuid) throw new BadRequestError("Uuid is required");
+		const found: UserDoc | undefined = await this.directory.byUuid(body.Uuid);
+		const u = found && !found.IsGroup ? found : undefined;
+		if (!u) throw new NotFoundError(`User ${body.Login} not found`, "user.notfound");
+		if (!hasPolicy(u.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to edit this user");
+		const wanted = [...new Set((body.Roles ?? []).map((r) => r.Uuid).filter((x): x is string => !!x))];
+		const roles: Role[] = await this.roles.getMany(wanted);
+		if (roles.length !== wanted.length) throw new BadRequestError("Unknown role in Roles");
+		// Clients send back the roles the user was shown: the root, group, profile and personal roles it already
+		// has are no change. Anyone else's personal or group role is not assignable: 403, as Cells answers,
+		// rather than an answer that looks like success and dropped it.
+		const held = new Set(await this.roleOrder(u));
+		for (const r of roles) {
+			if (held.has(r.Uuid)) continue;
+			if (r.UserRole) throw new ForbiddenError(`Role ${r.Label} is the personal role of another user: it cannot be assigned`, "role.not.assignable");
+			if (r.GroupRole || r.Uuid === "ROOT_GROUP") throw new ForbiddenError(`Role ${r.Label} is the role of a group: users get it by being in that group`, "role.not.assignable");
+		}
+		const auto: string[] = await this.roles.autoApplied(profileOf(u));
+		const assigned = roles.filter((r: Role) => !r.UserRole && !r.GroupRole && r.Uuid !== "ROOT_GROUP" && !auto.includes(r.Uuid)).map((r) => r.Uuid);
+		const changed = [...assigned.filter((r: string) => !u.Roles.includes(r)), ...u.Roles.filter((r: string) => !assigned.includes(r))];
+		const changedRoles: Role[] = await this.roles.getMany(changed);
+		for (const r of changedRoles) if (!hasPolicy(r.Policies, caller, "WRITE")) throw new ForbiddenError(`You are not allowed to assign role ${r.Label}`, "role.not.assignable");
+		return this.save({ ...u, Roles: [...new Set(assigned)] });
+	}
+
+	async removeUserOrGroup(caller: Identity, login: string) {
+		const all: readonly UserDoc[] = await this.directory.all();
+		if (login.endsWith("/")) {
+			const path = normalizeGroupPath(login);
+			if (path === "/") throw new ForbiddenError("The root group cannot be deleted");
+			const group = all.find((u) => u.IsGroup && fullPathOf(u) === path);
+			if (!group) throw new NotFoundError(`Group ${path} not found`, "group.notfound");
+			if (!hasPolicy(group.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to delete this group");
+			if (caller.GroupPath === path || caller.GroupPath.startsWith(`${path}/`)) throw new ForbiddenError("You cannot delete your own group");
+			const victims: UserDoc[] = await this.directory.deleteGroupTree(path);
+			await this.roles.delete(victims.map((v) => v.Uuid));
+			return { Success: true, NumRows: victims.length };
+		}
+		const u = all.find((x) => !x.IsGroup && x.Login === login);
+		if (!u || !hasPolicy(u.Policies, caller, "READ")) throw new NotFoundError(`User ${login} not found`, "user.notfound");
+		if (!hasPolicy(u.Policies, caller, "WRITE")) throw new ForbiddenError("You are not allowed to delete this user");
+		if (u.Uuid === caller.Uuid) throw new ForbiddenError("You cannot delete yourself");
+		await this.directory.delete(u);
+		await this.roles.delete([u.Uuid]);
+		return { Success: true, NumRows: 1 };
+	}
+
+	async checkPassword(login: string, password: string, ip: string | undefined) {
+		const settings = this.guard();
+		const now = Date.now();
+		const u: UserDoc | undefined = await this.directory.byLogin(login);
+		// Logins that do not exist are throttled alike (in memory), or the waits would tell which ones do.
+		const ghost: GhostGuard | undefined = u ? undefined : this.ghostGuard(login);
+		const admission = admit(u ? u.LoginGuard : ghost?.guard, ip, now, settings);
+		if (!admission.ok && admission.reason === "wait")
+			throw new TooManyRequestsError(`Too many failed logins for this account from your address: retry in ${admission.retryAfter} s`, admission.retryAfter);
+		if (!admission.ok)
+			throw new UnauthorizedError(`Too many failed logins: this account refuses logins from new addresses until ${new Date(admission.until).toISOString()}`, "user.locked");
+		const ok = await verifyPassword(password, u?.PasswordHash);
+		if (!u) {
+			if (ghost) {
+				ghost.failed++;
+				ghost.guard = recordFailure(ghost.guard, ip, ghost.failed, now, settings).guard;
+			}
+			throw new UnauthorizedError("Login failed", "login.failed");
+		}
+		if (isLocked(u)) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
+		if (!ok) {
+			const failed = Number(u.Attributes.failedConnections ?? 0) + 1;
+			const { guard, locked } = recordFailure(u.LoginGuard, ip, failed, now, settings);
+			const next: UserDoc = { ...u, Attributes: { ...u.Attributes, failedConnections: String(failed) }, LoginGuard: guard };
+			if (locked) {
+				this.warn(`Account ${u.Login} refuses logins from new addresses ${settings.lockSeconds > 0 ? `for ${settings.lockSeconds} s` : "until an administrator unlocks it"} after ${failed} failed logins (the last from ${ip ?? "?"})`);
+				await this.save(next);
+			} else await this.directory.saveQuietly(next);
+			throw new UnauthorizedError("Login failed", "login.failed");
+		}
+		const { failedConnections, ...attrs } = u.Attributes;
+		await this.directory.saveQuietly({ ...u, Attributes: attrs, LastConnected: Math.floor(now / 1000), LoginGuard: recordSuccess(u.LoginGuard, ip, now) });
+		return this.authInfo(u);
+	}
+
+	/** The throttling state of a login that does not exist (kept in memory, bounded). */
+	private ghostGuard(login: string): GhostGuard {
+		const ghosts = this.ghosts;
+		let g = ghosts.get(login);
+		if (!g) {
+			if (ghosts.size >= MAX_GHOSTS) ghosts.clear();
+			g = { failed: 0, guard: undefined };
+			ghosts.set(login, g);
+		}
+		return g;
+	}
+}
