@@ -171,8 +171,17 @@ export class TreeIndex {
 		}
 		const meta: Record<string, string> = {};
 		for (const [k, v] of Object.entries(content.meta ?? {})) if (v !== undefined) meta[k] = v;
-		const node = await this.nodes.insert({ uuid: content.uuid, ds, path, type: "LEAF", size: content.size, key: content.key, etag: content.etag, mtime, meta });
-		return { node: toDoc(node), previous: null };
+		try {
+			const node = await this.nodes.insert({ uuid: content.uuid, ds, path, type: "LEAF", size: content.size, key: content.key, etag: content.etag, mtime, meta });
+			return { node: toDoc(node), previous: null };
+		} catch (err) {
+			// Another node committed a first version of this path meanwhile (the per-path lock is per process):
+			// this upload is the later one, and replaces that content as any overwrite does.
+			const winner = err instanceof ConflictError ? await this.nodes.byPath(ds, path) : null;
+			if (!winner || winner.type !== "LEAF") throw err;
+			const node = await this.nodes.setContent(winner.uuid, { size: content.size, etag: content.etag, key: content.key, mtime, meta: content.meta });
+			return { node: toDoc(node), previous: toDoc(winner) };
+		}
 	}
 
 	/** The node and everything below it, a folder before what it holds (nothing when it does not exist). */
