@@ -1,4 +1,4 @@
-// Three Cellar nodes as separate processes on the Redis transporter: a gateway node, an identity node, and a
+// Three Cellar nodes as separate processes on the Redis transporter, sharing one PostgreSQL store: a gateway node, an identity node, and a
 // second node carrying the stateless read services (auth, frontend). One of the replicated nodes is SIGKILLed
 // mid-run: reads keep working (balanced, retried at the caller), the registry drops the dead node within the
 // heartbeat timeout, and no request hangs.
@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServiceBroker } from "moleculer";
 import { REDIS, requireRedis, startProc, timed, until, type Proc } from "../helpers/cluster";
+import { freshPostgres } from "../helpers/db";
 
 describe("cluster over Redis (separate processes)", function () {
 	this.timeout(120_000);
@@ -15,17 +16,21 @@ describe("cluster over Redis (separate processes)", function () {
 	const dirs: string[] = [];
 	// A broker of the test's own joins the cluster to watch its registry.
 	let observer: ServiceBroker | undefined;
+	let pg: { url: string; drop(): Promise<void> } | undefined;
 	let base = "";
 	const password = "Cluster-Admin-1234";
 
 	before(async function () {
 		await requireRedis(this);
+		// The nodes share one PostgreSQL store, as a cluster's nodes do.
+		pg = await freshPostgres(this);
 		const port = 20_000 + Math.floor(Math.random() * 20_000);
 		base = `http://127.0.0.1:${port}`;
 		const namespace = `cellar-test-${process.pid}-${Date.now()}`;
 		observer = new ServiceBroker({ logger: false, transporter: REDIS as unknown as "Redis", namespace, nodeID: "observer", heartbeatInterval: 1, heartbeatTimeout: 5 });
 		await observer.start();
 		const common = {
+			DATABASE_URL: pg.url,
 			TRANSPORTER: REDIS,
 			NAMESPACE: namespace,
 			JWT_SECRET: "cluster-test-secret-0123456789abcdef",
@@ -63,6 +68,9 @@ describe("cluster over Redis (separate processes)", function () {
 	after(async () => {
 		await observer?.stop();
 		for (const p of procs) p.child.kill("SIGKILL");
+		// The nodes are gone (SIGKILL): their connections with them.
+		await new Promise((r) => setTimeout(r, 200));
+		await pg?.drop().catch(() => undefined);
 		for (const d of dirs) rmSync(d, { recursive: true, force: true });
 	});
 

@@ -8,12 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServiceBroker } from "moleculer";
 import { REDIS, requireRedis, startProc, timed, until, type Proc } from "../helpers/cluster";
+import { freshPostgres } from "../helpers/db";
 
 describe("cluster over Redis: files and a remote search replica", function () {
 	this.timeout(120_000);
 	const procs: Proc[] = [];
 	let dir = "";
 	let observer: ServiceBroker | undefined;
+	let pg: { url: string; drop(): Promise<void> } | undefined;
 	let base = "";
 	let token = "";
 	let user: unknown;
@@ -21,13 +23,15 @@ describe("cluster over Redis: files and a remote search replica", function () {
 
 	before(async function () {
 		await requireRedis(this);
+		// The nodes share one PostgreSQL store, as a cluster's nodes do.
+		pg = await freshPostgres(this);
 		const port = 20_000 + Math.floor(Math.random() * 20_000);
 		base = `http://127.0.0.1:${port}`;
 		const namespace = `cellar-files-${process.pid}-${Date.now()}`;
 		observer = new ServiceBroker({ logger: false, transporter: REDIS as unknown as "Redis", namespace, nodeID: "observer", heartbeatInterval: 1, heartbeatTimeout: 5, requestTimeout: 10_000 });
 		await observer.start();
 		dir = mkdtempSync(join(tmpdir(), "cellar-cluster-files-"));
-		const common = { TRANSPORTER: REDIS, NAMESPACE: namespace, JWT_SECRET: "cluster-test-secret-0123456789abcdef", ADMIN_PASSWORD: password, SCRYPT_N: "1024", LOG_LEVEL: "warn", HEARTBEAT_INTERVAL: "1", HEARTBEAT_TIMEOUT: "5", DATA_DIR: dir };
+		const common = { DATABASE_URL: pg.url, TRANSPORTER: REDIS, NAMESPACE: namespace, JWT_SECRET: "cluster-test-secret-0123456789abcdef", ADMIN_PASSWORD: password, SCRYPT_N: "1024", LOG_LEVEL: "warn", HEARTBEAT_INTERVAL: "1", HEARTBEAT_TIMEOUT: "5", DATA_DIR: dir };
 		procs.push(startProc("main", ["all"], { ...common, PORT: String(port) }));
 		procs.push(startProc("search2", ["search"], common));
 		await until(
@@ -50,6 +54,9 @@ describe("cluster over Redis: files and a remote search replica", function () {
 	after(async () => {
 		await observer?.stop();
 		for (const p of procs) p.child.kill("SIGKILL");
+		// The nodes are gone (SIGKILL): their connections with them.
+		await new Promise((r) => setTimeout(r, 200));
+		await pg?.drop().catch(() => undefined);
 		if (dir) rmSync(dir, { recursive: true, force: true });
 	});
 
