@@ -45,13 +45,6 @@ export interface TreeNode {
 	MetaStore?: Record<string, string>;
 }
 
-/** One store holds both kinds; `_id` is `ds:<name>` or `vn:<uuid>`. */
-export type DataSourceDoc = DataSource & { _id: string; kind: "datasource"; [key: string]: unknown };
-export type VirtualNodeDoc = { _id: string; kind: "virtualnode"; Uuid: string; Path: string; MetaStore: Record<string, string>; [key: string]: unknown };
-
-export const dsId = (name: string) => `ds:${name}`;
-export const vnId = (uuid: string) => `vn:${uuid}`;
-
 export const DEFAULT_DATASOURCE = "pydiods1";
 export const MAX_NAME = 64;
 const NAME = /^[0-9a-z]+$/;
@@ -214,12 +207,6 @@ export function presentDataSource(ds: DataSource): DataSource {
 	return out as unknown as DataSource;
 }
 
-/** The full record, for internal consumers (tree, io): secrets included, storage fields removed. */
-export function internalDataSource(doc: DataSourceDoc): DataSource {
-	const { _id, kind, ...ds } = doc;
-	return ds as DataSource;
-}
-
 // ---------------------------------------------------------------- defaults
 
 export interface DefaultDataSource {
@@ -325,8 +312,7 @@ export function normalizeVirtualNode(input: TreeNode, uuid: string): { node: Tre
 	return { node: { Uuid: uuid, Path: path, Type: "COLLECTION", MetaStore: meta }, parsed };
 }
 
-export function presentVirtualNode(doc: VirtualNodeDoc | TreeNode): TreeNode {
-	const d = doc as VirtualNodeDoc;
+export function presentVirtualNode(d: TreeNode): TreeNode {
 	const out: TreeNode = { Uuid: d.Uuid, Path: d.Path, Type: "COLLECTION", MetaStore: { ...d.MetaStore } };
 	if (typeof d.MTime === "number") out.MTime = d.MTime;
 	return out;

@@ -146,4 +146,9 @@ export async function appliedMigrations(db: Db): Promise<string[]> {
 export { UsersRepo, type UserRecord, type UserSearch } from "./users";
 export { NodesRepo, type NodeRecord, type NewNode, type ChildCursor, type ChildPageOptions, type ChildPage } from "./nodes";
 export { LeasesRepo } from "./leases";
-export { JobsRepo, type JobRecord, type TaskRecord } from "./jobs";
+export { JobsRepo, type JobRecord, type TaskRecord, type LogRecord, type LogFilter, type TaskFields } from "./jobs";
+export { TokensRepo } from "./tokens";
+export { SelectionsRepo, type SelectionRecord } from "./selections";
+export { EncryptionKeysRepo } from "./encryption-keys";
+export { DataSourcesRepo, type VirtualNodeRecord } from "./datasources";
+export { VersionsRepo } from "./versions";
