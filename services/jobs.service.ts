@@ -59,7 +59,8 @@ interface Vars {
 	db: Db;
 	repo: JobStore;
 	engine: JobEngine;
-	resyncLease: PeriodicLease;
+	/** Null on SQLite: a single node, which resyncs whenever it starts. */
+	resyncLease: PeriodicLease | null;
 	dataStore(name: string): Promise<DataStoreHandle>;
 	orphanTimer?: NodeJS.Timeout;
 }
@@ -209,11 +210,15 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					if (up) break;
 					if (stopping()) return false;
 				}
-				const out = await this.resyncLease.run(async () => {
+				const queue = async () => {
 					const names = resyncOnRestart(await this.broker.call("datasources.list", {}), startedAt);
 					for (const dsName of names) await this.broker.call("jobs.create", { JobName: "datasource-resync", JsonParameters: JSON.stringify({ dsName }) }, { meta: { user: SYSTEM_USER } });
-				});
-				return out.ran;
+				};
+				if (!this.resyncLease) {
+					await queue();
+					return true;
+				}
+				return (await this.resyncLease.run(queue)).ran;
 			} catch (e) {
 				if (!stopping()) this.logger.warn(`Resync of structured datasources at start: ${(e as Error).message}`);
 				return false;
@@ -245,7 +250,9 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			error: (m, e) => this.logger.error(m, e ?? ""),
 			limits: { perUser: PER_USER, total: TOTAL, keepJobsPerUser: KEEP_JOBS_PER_USER },
 		});
-		this.resyncLease = new PeriodicLease(new LeasesRepo(this.db), "datasources.resync-at-start", me, RESYNC_LEASE_MS);
+		// Kept after the run (nodes starting together skip it), given up when this node stops cleanly (its restart
+		// resyncs again). A node that crashed comes back as the same holder if its NODE_ID is set, and resyncs.
+		this.resyncLease = this.db.dialect === "postgres" ? new PeriodicLease(new LeasesRepo(this.db), "datasources.resync-at-start", me, RESYNC_LEASE_MS) : null;
 		const clustered = !!this.broker.transit;
 		// Alone: every unfinished task is ours. In a cluster: ours now, the dead nodes' once discovery had time.
 		await this.engine.recover((t: TaskDoc) => !clustered || t.Node === me);
@@ -262,6 +269,7 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	async stopped(this: This) {
 		if (this.orphanTimer) clearTimeout(this.orphanTimer);
 		await this.engine?.close();
+		await this.resyncLease?.release().catch(() => undefined);
 	},
 };
 
