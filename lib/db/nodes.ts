@@ -236,7 +236,8 @@ export class NodesRepo {
 	/**
 	 * One page of a folder's children, in `sort` order then by name, starting after `after`. Keyset pagination:
 	 * each page is a range scan of one index — (parent, name), (parent, size, name) or (parent, mtime, name) —
-	 * whatever the depth of the page, where an offset would read and skip every earlier child.
+	 * whatever the depth of the page, where an offset would read and skip every earlier child (`offset` is there
+	 * for clients that page by number without a cursor: Cells' Offset).
 	 */
 	async childrenPage(parentUuid: string, opts: ChildPageOptions = {}): Promise<ChildPage> {
 		const limit = Math.max(1, Math.min(Math.floor(opts.limit ?? 100), 10_000));
@@ -289,8 +290,9 @@ export class NodesRepo {
 	}
 
 	/**
-	 * Adds complete records as they are (parent uuids, folder sizes and times included: nothing is recomputed), in
-	 * one transaction, many rows per statement: for importing an existing index (the NeDB upgrade) or a bench.
+	 * Adds complete records as they are (parent uuids, folder sizes and times included: sizes are not recomputed;
+	 * the folders' counts of visible children are), in one transaction, many rows per statement: for importing an
+	 * existing index (the NeDB upgrade) or a bench.
 	 * Parents must come before their children, in this call or an earlier one. A record whose uuid or path exists
 	 * fails the whole call with ConflictError.
 	 */

@@ -1,6 +1,6 @@
 // The node index: one record per file or folder, looked up by datasource path or uuid, in lib/db's NodesRepo
 // (SQLite or PostgreSQL). The database keeps what this once kept in memory: ordered children (an index per sort
-// order), unique paths, folder sizes (the sum of their content, updated in the transaction of each write). Nothing
+// order), unique paths, folder sizes and counts of children (updated in the transaction of each write). Nothing
 // is loaded at start, nothing is cached here but the cursors of listings being paged.
 import { ConflictError, NotFoundError } from "../errors";
 import type { ChildCursor, NodeRecord, NodesRepo } from "../db/nodes";
