@@ -30,11 +30,11 @@ describe("docker-compose.yml", () => {
 	const nodes = ["cellar1", "cellar2"];
 
 	it("declares the back ends and two Cellar nodes", () => {
-		assert.deepEqual(Object.keys(compose.services).sort(), ["cellar1", "cellar2", "minio", "mongo", "redis"]);
+		assert.deepEqual(Object.keys(compose.services).sort(), ["cellar1", "cellar2", "minio", "postgres", "redis"]);
 		const redis = compose.services.redis;
 		const cmd = Array.isArray(redis.command) ? redis.command.join(" ") : String(redis.command);
 		assert.match(cmd, /--client-output-buffer-limit pubsub 256mb 64mb 60/);
-		assert.match(compose.services.mongo.image ?? "", /^mongo:/);
+		assert.match(compose.services.postgres.image ?? "", /^postgres:/);
 		assert.match(compose.services.minio.image ?? "", /minio/);
 	});
 
@@ -57,12 +57,12 @@ describe("docker-compose.yml", () => {
 		const env = nodes.map((n) => compose.services[n].environment ?? {});
 		for (const e of env) {
 			assert.equal(e.TRANSPORTER, "redis://redis:6379");
-			assert.match(String(e.MONGO_URI), /^mongodb:\/\/mongo:27017\//);
+			assert.match(String(e.DATABASE_URL), /^postgres:\/\/cellar:.*@postgres:5432\/cellar$/);
 			assert.ok(e.JWT_SECRET, "JWT_SECRET is set");
 			assert.ok(e.DATA_DIR && e.NODE_ID && e.SERVICES && e.LOG_LEVEL !== undefined && e.ADMIN_LOGIN && e.ADMIN_PASSWORD !== undefined);
 		}
 		assert.equal(env[0].JWT_SECRET, env[1].JWT_SECRET);
-		assert.equal(env[0].MONGO_URI, env[1].MONGO_URI);
+		assert.equal(env[0].DATABASE_URL, env[1].DATABASE_URL);
 		assert.notEqual(env[0].NODE_ID, env[1].NODE_ID);
 		const dataVolume = (n: string) => compose.services[n].volumes?.find((v) => v.endsWith(`:${compose.services[n].environment?.DATA_DIR}`));
 		assert.ok(dataVolume("cellar1") && dataVolume("cellar2"));
