@@ -21,7 +21,7 @@ import { JobsRepo, LeasesRepo, type Db } from "../lib/db";
 import { importNedbOnce } from "../lib/db/nedb-import";
 import { PeriodicLease } from "../lib/cluster/periodic";
 import { loadConfig } from "../lib/config";
-import { BadRequestError, ForbiddenError, TooManyRequestsError } from "../lib/errors";
+import { BadRequestError, ConflictError, ForbiddenError, TooManyRequestsError } from "../lib/errors";
 import { isAdmin, type Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { controlJob, type CtrlParams } from "../lib/jobs/control";
@@ -94,7 +94,13 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					await this.repo.updateJob(id, { Params: params, User: snapshotOf(user), Owner: user.Login, OwnerUuid: user.Uuid, ModifiedAt: now(), Inactive: false });
 				} else {
 					const t = now();
-					await this.repo.createJob({ id, Name: name, Label: jobLabel(name, params), Owner: user.Login, OwnerUuid: user.Uuid, Params: params, User: snapshotOf(user), CreatedAt: t, ModifiedAt: t });
+					try {
+						await this.repo.createJob({ id, Name: name, Label: jobLabel(name, params), Owner: user.Login, OwnerUuid: user.Uuid, Params: params, User: snapshotOf(user), CreatedAt: t, ModifiedAt: t });
+					} catch (e) {
+						// The same job (one resync job per datasource) created a moment ago by another request or node.
+						if (!(e instanceof ConflictError)) throw e;
+						if ((await this.repo.tasksOf(id)).some((x: TaskDoc) => isActive(x.Status))) return { JobUuid: id };
+					}
 				}
 				await this.engine.newTask(id, user.Login);
 				return { JobUuid: id };

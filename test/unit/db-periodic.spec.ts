@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { ServiceBroker, type ServiceSchema } from "moleculer";
 import { JobsRepo, LeasesRepo } from "../../lib/db";
 import type { JobEngine } from "../../lib/jobs/engine";
+import { SYSTEM_USER } from "../../lib/jobs/model";
 import { PeriodicLease } from "../../lib/cluster/periodic";
 import { BACKENDS, onEveryBackend, type DbHarness } from "../helpers/db";
 
@@ -66,7 +67,7 @@ onEveryBackend("PeriodicLease", (h) => {
 });
 
 /** Two nodes of one cluster in this process: their own brokers and DATA_DIRs, one PostgreSQL database. */
-export async function twoNodes(harness: DbHarness, services: string[], stubs: ServiceSchema[] = []): Promise<{ nodes: ServiceBroker[]; stop(): Promise<void> }> {
+async function twoNodes(harness: DbHarness, services: string[], stubs: ServiceSchema[] = []): Promise<{ nodes: ServiceBroker[]; stop(): Promise<void> }> {
 	const saved = { DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: process.env.DATA_DIR };
 	const dirs: string[] = [];
 	const nodes: ServiceBroker[] = [];
@@ -185,6 +186,13 @@ describe("periodic work in a cluster of two nodes on one PostgreSQL database", f
 			const jobs = await repo.jobs(undefined);
 			created.push(...jobs.map((j) => j.id));
 			assert.deepEqual(jobs.map((j) => j.Name), ["datasource-resync"]);
+			// Two nodes asked for the same (one per datasource) job at once: both answer it, neither a conflict.
+			for (const j of jobs) await repo.deleteJob(j.id);
+			const asSystem = { meta: { user: SYSTEM_USER } };
+			const params = { JobName: "datasource-resync", JsonParameters: JSON.stringify({ dsName: "structured" }) };
+			const answers = await Promise.all(cluster.nodes.map((n) => n.call<{ JobUuid: string }, typeof params>("jobs.create", params, asSystem)));
+			assert.deepEqual(answers.map((x) => x.JobUuid), ["resync-ds-structured", "resync-ds-structured"]);
+			created.push("resync-ds-structured");
 		} finally {
 			await cluster.stop();
 			const repo = new JobsRepo((harness as DbHarness).db);
