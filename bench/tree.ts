@@ -4,7 +4,8 @@
 //   start to the first answer (a stat in the big folder), RSS once idle, the first page of the big folder on the
 //   first request after the start and then (by name, by size, deep by Offset), stat p50 (never from the response
 //   cache), a 4 KiB upload p50.
-// With BENCH_TREE_NEDB=<n>, also the one-time import of an NeDB nodes.db of n files at start (nodes/s).
+// With BENCH_TREE_NEDB=<n>, also the one-time import of an NeDB nodes.db of n files at start (nodes/s, peak RSS)
+// and the start after it; BENCH_TREE_FILES=0 measures that alone.
 //   npm run build && node --import tsx bench/tree.ts        (BENCH_TREE_FILES=200000 for a quicker run)
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -48,7 +49,8 @@ function startNode(port: number, dataDir: string): ChildProcess {
 }
 
 const stop = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null ? r() : (c.once("exit", () => r()), c.kill("SIGTERM"))));
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
+/** VmRSS (now) or VmHWM (the peak so far) of a process, in MB. */
+const rssMb = (pid: number, field: "VmRSS" | "VmHWM" = "VmRSS") => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
 
 /** Logs in as soon as the node answers, then waits for `path` to stat; ms from `t0` to that answer. */
 async function firstAnswer(base: string, path: string, t0: bigint): Promise<{ token: string; ms: number }> {
@@ -141,99 +143,117 @@ async function main(): Promise<void> {
 	try {
 		const port = await freePort();
 		const base = `http://127.0.0.1:${port}`;
-		const empty = mkdtempSync(join(tmpdir(), "cellar-bench-tree-"));
-		dirs.push(empty);
-
-		// The same node on an empty index.
-		let t0 = process.hrtime.bigint();
-		let node = startNode(port, empty);
-		procs.push(node);
-		let first = await firstAnswer(base, "common-files", t0);
-		await fetch(`${base}/a/tree/create`, { method: "POST", headers: { Authorization: `Bearer ${first.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ Nodes: [{ Path: "common-files/small", Type: "COLLECTION" }] }) });
-		await fetch(`${base}/io/common-files/small/f.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": first.token }, body: "x" });
-		const e: Figures = { startMs: first.ms, ...(await common(base, first.token, node.pid as number, "common-files/small/f.txt", "common-files/small")) };
-		await stop(node);
-		// Second start of the empty one: what a restart costs without an index to read.
-		t0 = process.hrtime.bigint();
-		node = startNode(port, empty);
-		procs.push(node);
-		e.startMs = (await firstAnswer(base, "common-files/small/f.txt", t0)).ms;
-		await stop(node);
-
-		// The large index, in the same DATA_DIR layout.
-		console.log(`writing ${FILES.toLocaleString("en")} files into cellar.db...`);
-		const filled = await fill(empty);
-		console.log(`  written in ${(filled.ms / 1000).toFixed(1)} s`);
-		t0 = process.hrtime.bigint();
-		node = startNode(port, empty);
-		procs.push(node);
-		first = await firstAnswer(base, `common-files/${filled.sample}`, t0);
-		const auth = { Authorization: `Bearer ${first.token}`, "Content-Type": "application/json" };
-		const page = async (body: Record<string, unknown>) => {
-			const t = process.hrtime.bigint();
-			const r = await fetch(`${base}/a/tree/stats`, { method: "POST", headers: auth, body: JSON.stringify({ NodePaths: ["common-files/many/*"], ...body }) });
-			const j = (await r.json()) as { Nodes?: unknown[]; Pagination?: { Total: number } };
-			const ms = since(t);
-			if (j.Pagination?.Total !== CHILDREN) throw new Error(`unexpected page: ${JSON.stringify(j).slice(0, 300)}`);
-			return ms;
-		};
-		const firstPage = await page({ Limit: 50 });
-		const rest: number[] = [];
-		for (let i = 1; i <= 30; i++) rest.push(await page({ Limit: 50 + i }));
-		const bySizeFirst = await page({ Limit: 50, SortField: "size", SortDirDesc: true });
-		const byMtime: number[] = [];
-		for (let i = 1; i <= 10; i++) byMtime.push(await page({ Limit: 50 + i, SortField: "mtime", SortDirDesc: true }));
-		const deep: number[] = [];
-		for (let i = 0; i < 10; i++) deep.push(await page({ Offset: 50_000 + i * 100, Limit: 50 }));
-		// Page after page, as a client scrolls (each page resumes where the previous ended).
-		const scroll: number[] = [];
-		for (let i = 0; i < 20; i++) scroll.push(await page({ Offset: 60_000 + i * 100, Limit: 100 }));
-		const l: Figures = { startMs: first.ms, ...(await common(base, first.token, node.pid as number, `common-files/${filled.sample}`, "common-files/many")) };
-		const smallInBig = await common(base, first.token, node.pid as number, `common-files/${filled.sample}`, "common-files/folder-00001");
-		const rssAfter = rssMb(node.pid as number);
-		await stop(node);
-
-		const f = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
-		console.log(`\nnode index: ${FILES.toLocaleString("en")} files (one folder of ${CHILDREN.toLocaleString("en")}), SQLite, against an empty index\n`);
-		console.log("| measure | empty index | large index |\n|---|---:|---:|");
-		console.log(`| start to the first answer (a stat) | ${f(e.startMs)} ms | ${f(l.startMs)} ms |`);
-		console.log(`| RSS once idle | ${f(e.idleRss)} MB | ${f(l.idleRss)} MB (${f(rssAfter)} MB after the runs below) |`);
-		console.log(`| stat of a file, p50 (never cached) | ${f(e.statP50)} ms | ${f(l.statP50)} ms |`);
-		console.log(`| 4 KiB upload (PUT /io), p50 | ${f(e.uploadP50)} ms | ${f(l.uploadP50)} ms in the ${CHILDREN.toLocaleString("en")}-child folder, ${f(smallInBig.uploadP50)} ms in a 1,000-file one |`);
-		console.log(`| first page (50) of the ${CHILDREN.toLocaleString("en")}-child folder, first request after the start | | ${f(firstPage)} ms |`);
-		console.log(`| the same, then (p50 of 30, never cached) | | ${f(pct(rest, 50))} ms |`);
-		console.log(`| by size, descending, first time / by mtime p50 | | ${f(bySizeFirst)} ms / ${f(pct(byMtime, 50))} ms |`);
-		console.log(`| a page at Offset 50,000 (OFFSET), p50 | | ${f(pct(deep, 50))} ms |`);
-		console.log(`| page after page from Offset 60,000 (resumed), p50 | | ${f(pct(scroll, 50))} ms |`);
-
-		if (NEDB > 0) {
-			// A DATA_DIR of the NeDB versions: nodes.db read once into cellar.db at start.
-			const old = mkdtempSync(join(tmpdir(), "cellar-bench-nedb-"));
-			dirs.push(old);
-			// Only the index: the node installs itself around it on this first start, as the upgrade test's fixture does.
-			mkdirSync(join(old, "db"), { recursive: true });
-			const file = join(old, "db", "nodes.db");
-			const now = Math.floor(Date.now() / 1000);
-			let lines = [JSON.stringify({ _id: `DATASOURCE:${DS}`, ds: DS, path: "", dsPath: DS, parentKey: "", name: DS, type: "COLLECTION", size: 0, mtime: now, meta: {} })];
-			for (let i = 0; i < NEDB; i++) {
-				const folder = `d${Math.floor(i / 1000)}`;
-				if (i % 1000 === 0) lines.push(JSON.stringify({ _id: randomUUID(), ds: DS, path: folder, dsPath: `${DS}/${folder}`, parentKey: DS, name: folder, type: "COLLECTION", size: 1000, mtime: now, meta: {} }));
-				const name = `f${i}.txt`;
-				lines.push(JSON.stringify({ _id: randomUUID(), ds: DS, path: `${folder}/${name}`, dsPath: `${DS}/${folder}/${name}`, parentKey: `${DS}/${folder}`, name, type: "LEAF", size: 1, mtime: now, meta: {}, key: "k" }));
-				if (lines.length >= 10_000) appendFileSync(file, lines.join("\n") + "\n"), (lines = []);
-			}
-			appendFileSync(file, lines.join("\n") + "\n");
-			t0 = process.hrtime.bigint();
-			node = startNode(port, old);
-			procs.push(node);
-			const ms = (await firstAnswer(base, "common-files/d0/f0.txt", t0)).ms;
-			await stop(node);
-			console.log(`| start with an NeDB nodes.db of ${NEDB.toLocaleString("en")} files to import (once) | | ${(ms / 1000).toFixed(1)} s, ${Math.round(NEDB / (ms / 1000)).toLocaleString("en")} nodes/s |`);
-		}
+		if (FILES > 0) await largeIndex(port, base, procs, dirs);
+		if (NEDB > 0) await nedbImport(port, base, procs, dirs);
 	} finally {
 		for (const p of procs) p.kill("SIGKILL");
 		for (const d of dirs) rmSync(d, { recursive: true, force: true });
 	}
+}
+
+async function largeIndex(port: number, base: string, procs: ChildProcess[], dirs: string[]): Promise<void> {
+	const empty = mkdtempSync(join(tmpdir(), "cellar-bench-tree-"));
+	dirs.push(empty);
+
+	// The same node on an empty index.
+	let t0 = process.hrtime.bigint();
+	let node = startNode(port, empty);
+	procs.push(node);
+	let first = await firstAnswer(base, "common-files", t0);
+	await fetch(`${base}/a/tree/create`, { method: "POST", headers: { Authorization: `Bearer ${first.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ Nodes: [{ Path: "common-files/small", Type: "COLLECTION" }] }) });
+	await fetch(`${base}/io/common-files/small/f.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": first.token }, body: "x" });
+	const e: Figures = { startMs: first.ms, ...(await common(base, first.token, node.pid as number, "common-files/small/f.txt", "common-files/small")) };
+	await stop(node);
+	// Second start of the empty one: what a restart costs without an index to read.
+	t0 = process.hrtime.bigint();
+	node = startNode(port, empty);
+	procs.push(node);
+	e.startMs = (await firstAnswer(base, "common-files/small/f.txt", t0)).ms;
+	await stop(node);
+
+	// The large index, in the same DATA_DIR layout.
+	console.log(`writing ${FILES.toLocaleString("en")} files into cellar.db...`);
+	const filled = await fill(empty);
+	console.log(`  written in ${(filled.ms / 1000).toFixed(1)} s`);
+	t0 = process.hrtime.bigint();
+	node = startNode(port, empty);
+	procs.push(node);
+	first = await firstAnswer(base, `common-files/${filled.sample}`, t0);
+	const auth = { Authorization: `Bearer ${first.token}`, "Content-Type": "application/json" };
+	const page = async (body: Record<string, unknown>) => {
+		const t = process.hrtime.bigint();
+		const r = await fetch(`${base}/a/tree/stats`, { method: "POST", headers: auth, body: JSON.stringify({ NodePaths: ["common-files/many/*"], ...body }) });
+		const j = (await r.json()) as { Nodes?: unknown[]; Pagination?: { Total: number } };
+		const ms = since(t);
+		if (j.Pagination?.Total !== CHILDREN) throw new Error(`unexpected page: ${JSON.stringify(j).slice(0, 300)}`);
+		return ms;
+	};
+	const firstPage = await page({ Limit: 50 });
+	const rest: number[] = [];
+	for (let i = 1; i <= 30; i++) rest.push(await page({ Limit: 50 + i }));
+	const bySizeFirst = await page({ Limit: 50, SortField: "size", SortDirDesc: true });
+	const byMtime: number[] = [];
+	for (let i = 1; i <= 10; i++) byMtime.push(await page({ Limit: 50 + i, SortField: "mtime", SortDirDesc: true }));
+	const deep: number[] = [];
+	for (let i = 0; i < 10; i++) deep.push(await page({ Offset: 50_000 + i * 100, Limit: 50 }));
+	// Page after page, as a client scrolls (each page resumes where the previous ended).
+	const scroll: number[] = [];
+	for (let i = 0; i < 20; i++) scroll.push(await page({ Offset: 60_000 + i * 100, Limit: 100 }));
+	const l: Figures = { startMs: first.ms, ...(await common(base, first.token, node.pid as number, `common-files/${filled.sample}`, "common-files/many")) };
+	const smallInBig = await common(base, first.token, node.pid as number, `common-files/${filled.sample}`, "common-files/folder-00001");
+	const rssAfter = rssMb(node.pid as number);
+	await stop(node);
+
+	const f = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+	console.log(`\nnode index: ${FILES.toLocaleString("en")} files (one folder of ${CHILDREN.toLocaleString("en")}), SQLite, against an empty index\n`);
+	console.log("| measure | empty index | large index |\n|---|---:|---:|");
+	console.log(`| start to the first answer (a stat) | ${f(e.startMs)} ms | ${f(l.startMs)} ms |`);
+	console.log(`| RSS once idle | ${f(e.idleRss)} MB | ${f(l.idleRss)} MB (${f(rssAfter)} MB after the runs below) |`);
+	console.log(`| stat of a file, p50 (never cached) | ${f(e.statP50)} ms | ${f(l.statP50)} ms |`);
+	console.log(`| 4 KiB upload (PUT /io), p50 | ${f(e.uploadP50)} ms | ${f(l.uploadP50)} ms in the ${CHILDREN.toLocaleString("en")}-child folder, ${f(smallInBig.uploadP50)} ms in a 1,000-file one |`);
+	console.log(`| first page (50) of the ${CHILDREN.toLocaleString("en")}-child folder, first request after the start | | ${f(firstPage)} ms |`);
+	console.log(`| the same, then (p50 of 30, never cached) | | ${f(pct(rest, 50))} ms |`);
+	console.log(`| by size, descending, first time / by mtime p50 | | ${f(bySizeFirst)} ms / ${f(pct(byMtime, 50))} ms |`);
+	console.log(`| a page at Offset 50,000 (OFFSET), p50 | | ${f(pct(deep, 50))} ms |`);
+	console.log(`| page after page from Offset 60,000 (resumed), p50 | | ${f(pct(scroll, 50))} ms |`);
+}
+
+async function nedbImport(port: number, base: string, procs: ChildProcess[], dirs: string[]): Promise<void> {
+	// A DATA_DIR of the NeDB versions: nodes.db read once into cellar.db at start.
+	const old = mkdtempSync(join(tmpdir(), "cellar-bench-nedb-"));
+	dirs.push(old);
+	// Only the index: the node installs itself around it on this first start, as the upgrade test's fixture does.
+	mkdirSync(join(old, "db"), { recursive: true });
+	const file = join(old, "db", "nodes.db");
+	const now = Math.floor(Date.now() / 1000);
+	let lines = [JSON.stringify({ _id: `DATASOURCE:${DS}`, ds: DS, path: "", dsPath: DS, parentKey: "", name: DS, type: "COLLECTION", size: 0, mtime: now, meta: {} })];
+	for (let i = 0; i < NEDB; i++) {
+		const folder = `d${Math.floor(i / 1000)}`;
+		if (i % 1000 === 0) lines.push(JSON.stringify({ _id: randomUUID(), ds: DS, path: folder, dsPath: `${DS}/${folder}`, parentKey: DS, name: folder, type: "COLLECTION", size: 1000, mtime: now, meta: {} }));
+		const name = `f${i}.txt`;
+		lines.push(JSON.stringify({ _id: randomUUID(), ds: DS, path: `${folder}/${name}`, dsPath: `${DS}/${folder}/${name}`, parentKey: `${DS}/${folder}`, name, type: "LEAF", size: 1, mtime: now, meta: {}, key: "k" }));
+		if (lines.length >= 10_000) {
+			appendFileSync(file, lines.join("\n") + "\n");
+			lines = [];
+		}
+	}
+	appendFileSync(file, lines.join("\n") + "\n");
+	let t0 = process.hrtime.bigint();
+	let node = startNode(port, old);
+	procs.push(node);
+	const ms = (await firstAnswer(base, "common-files/d0/f0.txt", t0)).ms;
+	const peak = rssMb(node.pid as number, "VmHWM");
+	await stop(node);
+	// The next start, on the imported index.
+	t0 = process.hrtime.bigint();
+	node = startNode(port, old);
+	procs.push(node);
+	const again = (await firstAnswer(base, "common-files/d0/f0.txt", t0)).ms;
+	await new Promise((r) => setTimeout(r, 3000));
+	const idle = rssMb(node.pid as number);
+	await stop(node);
+	console.log(`| first start with an NeDB nodes.db of ${NEDB.toLocaleString("en")} files (imported once) | ${(ms / 1000).toFixed(1)} s, ${Math.round(NEDB / (ms / 1000)).toLocaleString("en")} nodes/s, peak RSS ${peak.toFixed(0)} MB |`);
+	console.log(`| the next start | ${(again / 1000).toFixed(1)} s, RSS once idle ${idle.toFixed(0)} MB |`);
 }
 
 main().catch((e) => {
