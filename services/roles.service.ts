@@ -8,7 +8,7 @@ import { DatabaseMixin } from "../mixins/database.mixin";
 import { loadConfig } from "../lib/config";
 import { RolesRepo, importNedbRoles } from "../lib/db/roles";
 import { importNedbOnce } from "../lib/db/nedb-import";
-import { ForbiddenError, NotFoundError, BadRequestError } from "../lib/errors";
+import { ConflictError, ForbiddenError, NotFoundError, BadRequestError } from "../lib/errors";
 import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
 import { hasPolicy, requireUser, defaultPolicies, type ResourcePolicy } from "../lib/identity/resource-policy";
 import { checkIdentifier, wildcard } from "../lib/identity/validate";
@@ -95,29 +95,37 @@ const RolesService: ServiceSchema = {
 			async handler(ctx: Context<Role, Meta>) {
 				const user = requireUser(ctx);
 				checkIdentifier("Uuid", ctx.params.Uuid);
-				const existing = await this.findRole(ctx.params.Uuid);
-				if (existing) {
-					if (!hasPolicy(existing.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to edit this role");
-				} else if (!isAdmin(user) && !ctx.params.IsTeam) {
-					throw new ForbiddenError("Only administrators can create roles other than teams");
-				}
-				if (!isAdmin(user) && ctx.params.AutoApplies?.length) throw new ForbiddenError("Only administrators can set AutoApplies");
-				if (!existing && !ctx.params.Label) throw new BadRequestError("Label is required for a new role");
-				const role: Role = {
-					Uuid: ctx.params.Uuid,
-					Label: ctx.params.Label ?? existing?.Label ?? ctx.params.Uuid,
-					IsTeam: ctx.params.IsTeam ?? existing?.IsTeam,
-					GroupRole: existing?.GroupRole,
-					UserRole: existing?.UserRole,
-					AutoApplies: ctx.params.AutoApplies ?? existing?.AutoApplies,
-					ForceOverride: ctx.params.ForceOverride ?? existing?.ForceOverride,
-					Policies: isAdmin(user) && ctx.params.Policies?.length ? ctx.params.Policies : existing?.Policies ?? this.policiesFor(user),
-				};
 				const dir = this.directory as RoleDirectory;
-				// A role created meanwhile by another request is a 409 (the id's primary key), not an overwrite.
-				const saved = existing ? await dir.update(role) : await dir.create(role);
-				if (!saved) throw new NotFoundError(`Role ${ctx.params.Uuid} not found`, "role.notfound");
-				return this.present(saved, user);
+				for (let attempt = 1; ; attempt++) {
+					const existing = await this.findRole(ctx.params.Uuid);
+					if (existing) {
+						if (!hasPolicy(existing.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to edit this role");
+					} else if (!isAdmin(user) && !ctx.params.IsTeam) {
+						throw new ForbiddenError("Only administrators can create roles other than teams");
+					}
+					if (!isAdmin(user) && ctx.params.AutoApplies?.length) throw new ForbiddenError("Only administrators can set AutoApplies");
+					if (!existing && !ctx.params.Label) throw new BadRequestError("Label is required for a new role");
+					const role: Role = {
+						Uuid: ctx.params.Uuid,
+						Label: ctx.params.Label ?? existing?.Label ?? ctx.params.Uuid,
+						IsTeam: ctx.params.IsTeam ?? existing?.IsTeam,
+						GroupRole: existing?.GroupRole,
+						UserRole: existing?.UserRole,
+						AutoApplies: ctx.params.AutoApplies ?? existing?.AutoApplies,
+						ForceOverride: ctx.params.ForceOverride ?? existing?.ForceOverride,
+						Policies: isAdmin(user) && ctx.params.Policies?.length ? ctx.params.Policies : existing?.Policies ?? this.policiesFor(user),
+					};
+					try {
+						const saved = existing ? await dir.update(role) : await dir.create(role);
+						if (!saved) throw new NotFoundError(`Role ${ctx.params.Uuid} not found`, "role.notfound");
+						return this.present(saved, user);
+					} catch (err) {
+						// Created meanwhile (the id's primary key said so), maybe by another node whose broadcast has
+						// not come yet: done again as an update of that role, with its permissions, as if second.
+						if (!(err instanceof ConflictError) || attempt >= 3) throw err;
+						dir.invalidate();
+					}
+				}
 			},
 		},
 		remove: {

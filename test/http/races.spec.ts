@@ -83,6 +83,15 @@ for (const backend of ["sqlite", "postgres"] as const) {
 			);
 		});
 
+		it(`${N} concurrent PUT /role/race-team creating one team: one role, the others update it`, async () => {
+			const rs = await race((node, token, i) => node.api("PUT", "/a/role/race-team", { Uuid: "race-team", Label: `Race team ${i}`, IsTeam: true }, token));
+			for (const r of rs) assert.equal(r.status, 200, `${statuses(rs)}: ${r.text}`);
+			await settle();
+			const roles = await api("POST", "/a/role", { Queries: [{ Uuid: ["race-team"] }] });
+			assert.equal(roles.body.Total, 1);
+			assert.equal(roles.body.Roles[0].IsTeam, true);
+		});
+
 		it(`${N} concurrent creates of group /race: one group (the requests that lost update it)`, async () => {
 			const rs = await race((node, token) => node.api("PUT", "/a/user/race", { Login: "race", IsGroup: true, GroupLabel: "race", GroupPath: "/" }, token));
 			for (const r of rs) assert.equal(r.status, 200, `${statuses(rs)}: ${r.text}`);
