@@ -2,6 +2,7 @@
 // (several would each hold their own page cache and lock each other out), and a PostgreSQL pool per service would
 // multiply connections. Several nodes in one process (tests) open different places and get different handles.
 // The handle closes when the last service using it lets go.
+import { sql } from "kysely";
 import { openDatabase, type Db, type OpenOptions } from "./index";
 import { join, resolve } from "node:path";
 
@@ -52,4 +53,10 @@ export async function acquireDatabase(opts: OpenOptions): Promise<SharedDb> {
 			await db.close();
 		},
 	};
+}
+
+/** The database engine's version, as it reports it (the install's DB check shows it). */
+export async function storeVersion(db: Db): Promise<string> {
+	const q = db.dialect === "sqlite" ? sql<{ v: string }>`select sqlite_version() as v` : sql<{ v: string }>`select version() as v`;
+	return (await q.execute(db.kysely)).rows[0]?.v ?? "";
 }

@@ -2,12 +2,13 @@
 // always the ones this server is configured with (DATA_DIR, MONGO_URI), never addresses from the request:
 // an anonymous caller must not be able to make the server connect elsewhere.
 import { randomBytes } from "node:crypto";
-import { readdirSync, rmSync, statfsSync, writeFileSync, readFileSync } from "node:fs";
+import { rmSync, statfsSync, writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CellarConfig } from "../config";
 import { ensureDir } from "../config";
 import { BadRequestError } from "../errors";
 import { describeMongoUri } from "./defaults";
+import { acquireDatabase, storeVersion } from "../db/shared";
 
 export interface CheckResult {
 	Name: string;
@@ -62,33 +63,57 @@ function freeBytes(dir: string): number | undefined {
 	}
 }
 
-async function checkStore(name: string, cfg: CellarConfig, probe: MongoProbe, timeoutMs: number): Promise<CheckResult> {
-	if (cfg.mongoUri) {
-		const target = describeMongoUri(cfg.mongoUri);
-		try {
-			const { version } = await probe(cfg.mongoUri, timeoutMs);
-			return result(name, true, { type: "mongo", hosts: target.hosts, database: target.database, serverVersion: version });
-		} catch (err) {
-			return result(name, false, { type: "mongo", hosts: target.hosts, database: target.database, error: `cannot reach MongoDB: ${(err as Error).message}` });
-		}
-	}
-	if (name === "MONGO") return result(name, false, { type: "embedded", error: "MONGO_URI is not set: this server uses its embedded NeDB store (check DB instead)" });
-	const dir = join(cfg.dataDir, "db");
+/** Opens the SQL store the node uses and asks its version: what a DB check can tell an installer. */
+export type SqlProbe = (cfg: CellarConfig) => Promise<{ type: "sqlite" | "postgres"; location: string; version: string }>;
+
+export const defaultSqlProbe: SqlProbe = async (cfg) => {
+	const { db, release } = await acquireDatabase({ databaseUrl: cfg.databaseUrl, dataDir: cfg.dataDir });
 	try {
-		probeWritable(dir);
-		const collections = readdirSync(dir).filter((f) => f.endsWith(".db")).map((f) => f.slice(0, -3)).sort();
-		return result(name, true, { type: "embedded", path: dir, collections });
+		return { type: db.dialect, location: db.location, version: await storeVersion(db) };
+	} finally {
+		await release();
+	}
+};
+
+async function checkMongo(name: string, cfg: CellarConfig, probe: MongoProbe, timeoutMs: number): Promise<CheckResult> {
+	if (!cfg.mongoUri) return result(name, false, { type: "sql", error: "MONGO_URI is not set: this server keeps its data in its SQL store (check DB instead)" });
+	const target = describeMongoUri(cfg.mongoUri);
+	try {
+		const { version } = await probe(cfg.mongoUri, timeoutMs);
+		return result(name, true, { type: "mongo", hosts: target.hosts, database: target.database, serverVersion: version, note: "no service keeps its data in MongoDB: the SQL store (DATABASE_URL) holds everything" });
 	} catch (err) {
-		return result(name, false, { type: "embedded", path: dir, error: `the store folder is not writable: ${(err as Error).message}` });
+		return result(name, false, { type: "mongo", hosts: target.hosts, database: target.database, error: `cannot reach MongoDB: ${(err as Error).message}` });
 	}
 }
 
-export async function performCheck(rawName: string, cfg: CellarConfig, probe: MongoProbe = defaultMongoProbe, timeoutMs = 5000): Promise<CheckResult> {
+function postgresLocation(url: string): string {
+	try {
+		const u = new URL(url);
+		return `${u.host}${u.pathname}`;
+	} catch {
+		return "(unparsable DATABASE_URL)";
+	}
+}
+
+async function checkSql(name: string, cfg: CellarConfig, probe: SqlProbe): Promise<CheckResult> {
+	// DATABASE_URL's credentials never reach the answer: only host and database name.
+	const location = cfg.databaseUrl ? postgresLocation(cfg.databaseUrl) : undefined;
+	try {
+		const r = await probe(cfg);
+		return result(name, true, { type: r.type, location: location ?? r.location, serverVersion: r.version });
+	} catch (err) {
+		const message = (err as Error).message.replace(/\/\/[^@/]*@/g, "//");
+		return result(name, false, { type: cfg.databaseUrl ? "postgres" : "sqlite", location: location ?? cfg.dataDir, error: `cannot open the SQL store: ${message}` });
+	}
+}
+
+export async function performCheck(rawName: string, cfg: CellarConfig, probe: MongoProbe = defaultMongoProbe, timeoutMs = 5000, sql: SqlProbe = defaultSqlProbe): Promise<CheckResult> {
 	const name = rawName.trim().toUpperCase();
 	switch (name) {
 		case "DB":
+			return checkSql(name, cfg, sql);
 		case "MONGO":
-			return checkStore(name, cfg, probe, timeoutMs);
+			return checkMongo(name, cfg, probe, timeoutMs);
 		case "DATA_DIR":
 			try {
 				probeWritable(cfg.dataDir);

@@ -198,8 +198,9 @@ describe("install service", () => {
 		assert.equal(dir.Result.Success, true);
 		assert.equal(JSON.parse(dir.Result.JsonResult).writable, true);
 		const db = await broker.call<{ Result: { Success: boolean; JsonResult: string } }, object>("install.check", { Name: "DB" }, { meta: { user: admin } });
-		assert.equal(db.Result.Success, true);
-		assert.equal(JSON.parse(db.Result.JsonResult).type, "embedded");
+		assert.equal(db.Result.Success, true, db.Result.JsonResult);
+		assert.equal(JSON.parse(db.Result.JsonResult).type, "sqlite");
+		assert.match(JSON.parse(db.Result.JsonResult).serverVersion, /^3\./);
 		await assert.rejects(broker.call("install.check", { Name: "S3_KEYS" }, { meta: { user: admin } }), (e: { code: number; message: string }) => e.code === 400 && /checked when an S3 datasource is created/.test(e.message));
 		await assert.rejects(broker.call("install.check", { Name: "PHP" }, { meta: { user: admin } }), (e: { code: number; message: string }) => e.code === 400 && /DATA_DIR/.test(e.message));
 
@@ -279,11 +280,13 @@ describe("install library", () => {
 		assert.equal(ok.Success, true);
 		assert.equal(JSON.parse(ok.JsonResult).serverVersion, "5.0.9");
 		assert.deepEqual(seen, [cfg.mongoUri]);
-		const ko = await performCheck("DB", cfg, async () => {
-			throw new Error("connect ECONNREFUSED");
+		const pgCfg = { ...cfg, databaseUrl: "postgres://u:pw@db.example:5432/cellar" };
+		const ko = await performCheck("DB", pgCfg, undefined, 500, async () => {
+			throw new Error("connect ECONNREFUSED postgres://u:pw@db.example:5432/cellar");
 		});
 		assert.equal(ko.Success, false);
 		assert.match(JSON.parse(ko.JsonResult).error, /ECONNREFUSED/);
+		assert.equal(JSON.parse(ko.JsonResult).location, "db.example:5432/cellar");
 		assert.ok(!ko.JsonResult.includes("pw@"));
 	});
 
@@ -295,7 +298,7 @@ describe("install library", () => {
 		assert.match(JSON.parse(r.JsonResult).error, /cannot reach MongoDB/);
 	});
 
-	it("says a MONGO check makes no sense on the embedded store", async () => {
+	it("says a MONGO check makes no sense when the data is in the SQL store", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "cellar-check-"));
 		try {
 			const r = await performCheck("MONGO", { ...loadConfig(), mongoUri: undefined, dataDir: dir });
