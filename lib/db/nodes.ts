@@ -140,6 +140,10 @@ export class NodesRepo {
 
 	/** The root of a datasource, created on first use (concurrent callers all get the same one). */
 	async ensureRoot(ds: string, uuid = rootUuidOf(ds)): Promise<NodeRecord> {
+		// Read first: every file operation makes sure of its root, and a write (even one that changes nothing) would
+		// take the database's write lock each time.
+		const existing = await this.byPath(ds, "");
+		if (existing) return existing;
 		await this.db.kysely
 			.insertInto("nodes")
 			.values({ uuid, ds, parent: null, name: ds, path: "", type: "COLLECTION", size: 0, mtime: this.now(), etag: null, mode: null, key: null, meta: "{}", files: 0, folders: 0 })
