@@ -144,6 +144,10 @@ export async function appliedMigrations(db: Db): Promise<string[]> {
 }
 
 export { UsersRepo, type UserRecord, type UserSearch } from "./users";
+export { RolesRepo } from "./roles";
+export { WorkspacesRepo } from "./workspaces";
+export { AclsRepo, type AclFind } from "./acls";
+export { PoliciesRepo } from "./policies";
 export { NodesRepo, type NodeRecord, type NewNode, type ChildCursor, type ChildPageOptions, type ChildPage } from "./nodes";
 export { LeasesRepo } from "./leases";
 export { JobsRepo, type JobRecord, type TaskRecord, type LogRecord, type LogFilter, type TaskFields } from "./jobs";
