@@ -5,7 +5,7 @@
 import { ConflictError, NotFoundError } from "../errors";
 import type { ChildCursor, NodeRecord, NodesRepo } from "../db/nodes";
 import { ancestors, parentOf } from "./paths";
-import { dsKey, type NodeDoc, type NodeType } from "./model";
+import type { NodeDoc, NodeType } from "./model";
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -23,7 +23,7 @@ export interface ListOptions {
 
 /** The index's record as the tree's code reads it. */
 export function toDoc(n: NodeRecord): NodeDoc {
-	const d: NodeDoc = { _id: n.uuid, ds: n.ds, path: n.path, dsPath: dsKey(n.ds, n.path), parentKey: n.path === "" ? "" : dsKey(n.ds, parentOf(n.path)), name: n.name, type: n.type, size: n.size, mtime: n.mtime, meta: n.meta };
+	const d: NodeDoc = { _id: n.uuid, ds: n.ds, path: n.path, name: n.name, type: n.type, size: n.size, mtime: n.mtime, meta: n.meta };
 	if (n.etag !== undefined) d.etag = n.etag;
 	if (n.mode !== undefined) d.mode = n.mode;
 	if (n.key !== undefined) d.key = n.key;

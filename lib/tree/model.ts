@@ -1,6 +1,5 @@
 // A node as the tree's code reads it (lib/tree/index makes it from the index's record). Paths are
-// datasource-relative ("" is the datasource root); `dsPath` and `parentKey` name a node and its folder across
-// datasources (`<ds>/<path>`).
+// datasource-relative ("" is the datasource root).
 import { ForbiddenError } from "../errors";
 
 export type NodeType = "LEAF" | "COLLECTION";
@@ -9,8 +8,6 @@ export interface NodeDoc {
 	_id: string;
 	ds: string;
 	path: string;
-	dsPath: string;
-	parentKey: string;
 	name: string;
 	type: NodeType;
 	size: number;
@@ -23,7 +20,6 @@ export interface NodeDoc {
 	meta: Record<string, string>;
 }
 
-export const dsKey = (ds: string, path: string): string => (path === "" ? ds : `${ds}/${path}`);
 export const rootUuid = (ds: string): string => `DATASOURCE:${ds}`;
 export const RECYCLE_BIN = "recycle_bin";
 

@@ -11,6 +11,7 @@ import { NodesRepo } from "../../lib/db";
 import { importNedbNodes, nodesFromNedb } from "../../lib/db/nodes-import";
 import type { NedbDoc } from "../../lib/db/nedb-import";
 import { TreeIndex } from "../../lib/tree/index";
+import { parentOf } from "../../lib/tree/paths";
 import { listWorkspaceObjects } from "../../lib/tree/objects";
 import type { Location } from "../../lib/tree/resolver";
 import type { NodeDoc } from "../../lib/tree/model";
@@ -89,7 +90,7 @@ onEveryBackend("tree index", (h) => {
 		const sub = await index.subtree("ds1", "tree");
 		assert.deepEqual(sub.map((d) => d.path).sort(), ["tree", "tree/a", "tree/a-sibling", "tree/a-sibling/w.txt", "tree/a/b", "tree/a/b/z.txt", "tree/a/y.txt", "tree/x.txt"]);
 		const at = new Map(sub.map((d, i) => [d.path, i]));
-		for (const d of sub) if (d.path !== "tree") assert.ok((at.get(d.parentKey.slice(4)) as number) < (at.get(d.path) as number), d.path);
+		for (const d of sub) if (d.path !== "tree") assert.ok((at.get(parentOf(d.path)) as number) < (at.get(d.path) as number), d.path);
 		assert.deepEqual((await index.subtree("ds1", "tree/a/y.txt")).map((d) => d.path), ["tree/a/y.txt"]);
 		assert.deepEqual(await index.subtree("ds1", "tree/nope"), []);
 		assert.equal(await index.removeSingle("ds1", "tree/a", "COLLECTION"), null, "a folder holding something stays");
@@ -134,12 +135,12 @@ onEveryBackend("tree index", (h) => {
 		for (const p of files) await index.commitFile("s3", p, file(`s3-${p}`));
 		// What the listings must say, from the whole tree.
 		const all = await index.subtree("s3", "");
-		const holding = new Set(all.map((d) => d.parentKey));
+		const holding = new Set(all.filter((d) => d.path !== "").map((d) => parentOf(d.path)));
 		const recursive = all
-			.filter((d) => !d.name.startsWith(".") && d.path !== "" && d.path !== "recycle_bin" && (d.type === "LEAF" || !holding.has(d.dsPath)))
+			.filter((d) => !d.name.startsWith(".") && d.path !== "" && d.path !== "recycle_bin" && (d.type === "LEAF" || !holding.has(d.path)))
 			.map((d) => (d.type === "LEAF" ? `ws/${d.path}` : `ws/${d.path}/`))
 			.sort();
-		const childrenOf = (folder: string) => all.filter((d) => d.parentKey === (folder ? `s3/${folder}` : "s3") && !d.name.startsWith(".")).map((d: NodeDoc) => (d.type === "LEAF" ? `ws/${d.path}` : `ws/${d.path}/`));
+		const childrenOf = (folder: string) => all.filter((d) => d.path !== "" && parentOf(d.path) === folder && !d.name.startsWith(".")).map((d: NodeDoc) => (d.type === "LEAF" ? `ws/${d.path}` : `ws/${d.path}/`));
 		const expected = (prefix: string, delimiter: boolean, startAfter?: string) => {
 			const rel = prefix.slice(3);
 			const keys = delimiter ? childrenOf(rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : "").sort() : recursive;
