@@ -111,6 +111,38 @@ export class UsersRepo {
 		return row ? toRecord(row) : null;
 	}
 
+	/**
+	 * Login bookkeeping: the failure counter (Cells' `failedConnections` attribute; null removes it), the login
+	 * guard and, on a success, the last connection. Only these are written, over the stored row read in the same
+	 * transaction (locked on PostgreSQL): a password or profile changed meanwhile, by a request or another node,
+	 * is kept, never overwritten with the copy the login was checked against. The updated record, or null.
+	 */
+	async recordLogin(uuid: string, change: { failedConnections: number | null; loginGuard: LoginGuard | undefined; lastConnected?: number }): Promise<UserRecord | null> {
+		return this.db.transaction(async (trx) => {
+			const current = await trx
+				.selectFrom("users")
+				.select("attributes")
+				.where("uuid", "=", uuid)
+				.$if(this.db.dialect === "postgres", (q) => q.forUpdate())
+				.executeTakeFirst();
+			if (!current) return null;
+			const attributes = fromJson<Record<string, string>>(current.attributes, {});
+			if (change.failedConnections === null) delete attributes.failedConnections;
+			else attributes.failedConnections = String(change.failedConnections);
+			const row = await trx
+				.updateTable("users")
+				.set({
+					attributes: JSON.stringify(attributes),
+					login_guard: change.loginGuard ? JSON.stringify(change.loginGuard) : null,
+					...(change.lastConnected !== undefined ? { last_connected: change.lastConnected } : {}),
+				})
+				.where("uuid", "=", uuid)
+				.returningAll()
+				.executeTakeFirst();
+			return row ? toRecord(row) : null;
+		});
+	}
+
 	/** Records a successful login without rewriting the rest of the record (a login storm writes only this). */
 	async touchLastConnected(uuid: string, at: number): Promise<boolean> {
 		const r = await this.db.kysely.updateTable("users").set({ last_connected: at }).where("uuid", "=", uuid).executeTakeFirst();

@@ -309,15 +309,12 @@ export class UserAdmin {
 		if (!ok) {
 			const failed = Number(u.Attributes.failedConnections ?? 0) + 1;
 			const { guard, locked } = recordFailure(u.LoginGuard, ip, failed, now, settings);
-			const next: UserDoc = { ...u, Attributes: { ...u.Attributes, failedConnections: String(failed) }, LoginGuard: guard };
-			if (locked) {
-				this.warn(`Account ${u.Login} refuses logins from new addresses ${settings.lockSeconds > 0 ? `for ${settings.lockSeconds} s` : "until an administrator unlocks it"} after ${failed} failed logins (the last from ${ip ?? "?"})`);
-				await this.save(next);
-			} else await this.directory.saveQuietly(next);
+			if (locked) this.warn(`Account ${u.Login} refuses logins from new addresses ${settings.lockSeconds > 0 ? `for ${settings.lockSeconds} s` : "until an administrator unlocks it"} after ${failed} failed logins (the last from ${ip ?? "?"})`);
+			// A lock starting is announced: gateways drop what they cached of the account.
+			await this.directory.recordLogin(u.Uuid, { failedConnections: failed, loginGuard: guard }, locked);
 			throw new UnauthorizedError("Login failed", "login.failed");
 		}
-		const { failedConnections, ...attrs } = u.Attributes;
-		await this.directory.saveQuietly({ ...u, Attributes: attrs, LastConnected: Math.floor(now / 1000), LoginGuard: recordSuccess(u.LoginGuard, ip, now) });
+		await this.directory.recordLogin(u.Uuid, { failedConnections: null, lastConnected: Math.floor(now / 1000), loginGuard: recordSuccess(u.LoginGuard, ip, now) });
 		return this.authInfo(u);
 	}
 

@@ -3,12 +3,21 @@
 // kept in memory with its indexes, dropped after each write and on `identity.changed` from other nodes.
 // Uniqueness is not checked here: creating a taken login or group path fails in the store's unique index
 // (ConflictError), whichever node or request came second.
+import type { LoginGuard } from "../auth/login-guard";
 import { fullPathOf, type UserDoc } from "./users";
+
+/** What a login attempt changes on its account: the failure counter (null: none), the guard, the last success. */
+export interface LoginChange {
+	failedConnections: number | null;
+	loginGuard: LoginGuard | undefined;
+	lastConnected?: number;
+}
 
 export interface UserStore {
 	all(): Promise<UserDoc[]>;
 	create(u: UserDoc): Promise<UserDoc>;
 	update(u: UserDoc): Promise<UserDoc | null>;
+	recordLogin(uuid: string, change: LoginChange): Promise<UserDoc | null>;
 	delete(uuid: string): Promise<boolean>;
 	deleteGroupTree(fullPath: string): Promise<UserDoc[]>;
 }
@@ -97,15 +106,21 @@ export class UserDirectory {
 	}
 
 	/**
-	 * Login bookkeeping (failure counter, last connection, throttling) changes nothing anyone caches: written
-	 * without a broadcast, so that a login storm does not empty every gateway's caches, and patched into this
-	 * node's list instead of reloading it.
+	 * Login bookkeeping (failure counter, last connection, throttling), written alone over the stored record (a
+	 * change made meanwhile elsewhere stays). Nothing anyone caches changes, so it is not announced unless asked
+	 * (a lock starting is): a login storm does not empty every gateway's caches; this node's list is patched
+	 * instead of reloaded.
 	 */
-	async saveQuietly(u: UserDoc): Promise<void> {
-		const saved = await this.store.update(u);
+	async recordLogin(uuid: string, change: LoginChange, announce = false): Promise<void> {
+		const saved = await this.store.recordLogin(uuid, change);
+		if (announce) {
+			this.invalidate();
+			if (saved) await this.changed({ kind: "user", uuid });
+			return;
+		}
 		const current = this.cache;
 		const s = current ? await current.catch(() => undefined) : undefined;
-		const i = s ? s.list.findIndex((x) => x.Uuid === u.Uuid) : -1;
+		const i = s ? s.list.findIndex((x) => x.Uuid === uuid) : -1;
 		if (!saved || !s || i < 0 || this.cache !== current) {
 			this.invalidate();
 			return;

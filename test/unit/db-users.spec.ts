@@ -139,6 +139,23 @@ onEveryBackend("UsersRepo", (h) => {
 		assert.ok(all.some((x) => x.IsGroup) && all.some((x) => x.Login === "guarded"));
 	});
 
+	it("records login bookkeeping alone: a password or attribute changed since the login read the user stays", async () => {
+		const u = await users.create(user("bookkeeper", "/", { PasswordHash: "old-hash", Attributes: { displayName: "B", failedConnections: "2" } }));
+		// Meanwhile (another request, another node): a new password and a new display name.
+		await users.update({ ...u, PasswordHash: "new-hash", Attributes: { ...u.Attributes, displayName: "Book" } });
+		const guard = { Known: [{ IP: "192.0.2.5", At: 1 }] };
+		const after = await users.recordLogin(u.Uuid, { failedConnections: null, loginGuard: guard, lastConnected: 1234 });
+		assert.equal(after?.PasswordHash, "new-hash");
+		assert.deepEqual(after?.Attributes, { displayName: "Book" });
+		assert.deepEqual(after?.LoginGuard, guard);
+		assert.equal(after?.LastConnected, 1234);
+		const failed = await users.recordLogin(u.Uuid, { failedConnections: 3, loginGuard: undefined });
+		assert.deepEqual(failed?.Attributes, { displayName: "Book", failedConnections: "3" });
+		assert.equal(failed?.LoginGuard, undefined);
+		assert.equal(failed?.LastConnected, 1234, "a failure leaves the last connection");
+		assert.equal(await users.recordLogin("nobody", { failedConnections: null, loginGuard: undefined }), null);
+	});
+
 	it("deletes a group with everything under it, not its namesakes' members", async () => {
 		await users.create(group("/", "tree"));
 		await users.create(group("/tree", "sub"));
