@@ -408,23 +408,35 @@ export class NodesRepo {
 	 * included.
 	 */
 	async deleteSubtree(ds: string, path: string): Promise<NodeRecord[]> {
+		return (await this.removeSubtree(ds, path, true)).removed;
+	}
+
+	/** deleteSubtree without the removed nodes: how many there were (only their uuids are held meanwhile). */
+	async dropSubtree(ds: string, path: string): Promise<number> {
+		return (await this.removeSubtree(ds, path, false)).count;
+	}
+
+	private async removeSubtree(ds: string, path: string, keep: boolean): Promise<{ count: number; removed: NodeRecord[] }> {
 		for (let attempt = 1; ; attempt++) {
 			try {
 				return await this.db.transaction(async (trx) => {
 					await this.lockAncestors(trx, ds, [path]);
 					const top = await this.lockedByPath(trx, ds, path);
-					const all: NodeRecord[] = [];
-					for await (const chunk of walkFrom(trx, top)) all.push(...chunk);
+					const ids: string[] = [];
+					const removed: NodeRecord[] = [];
+					for await (const chunk of walkFrom(trx, top)) {
+						for (const n of chunk) ids.push(n.uuid);
+						if (keep) removed.push(...chunk);
+					}
 					// The walk lists every folder before what it holds: from the end, children go first.
 					const DELETE_CHUNK = 500;
-					for (let end = all.length; end > 0; end -= DELETE_CHUNK) {
-						const ids = all.slice(Math.max(0, end - DELETE_CHUNK), end).map((n) => n.uuid);
-						await trx.deleteFrom("nodes").where("uuid", "in", ids).execute();
-						if (all.length > DELETE_CHUNK) await breathe();
+					for (let end = ids.length; end > 0; end -= DELETE_CHUNK) {
+						await trx.deleteFrom("nodes").where("uuid", "in", ids.slice(Math.max(0, end - DELETE_CHUNK), end)).execute();
+						if (ids.length > DELETE_CHUNK) await breathe();
 					}
 					if (top.parent !== null) await this.count(trx, top.parent, top.type, top.name, -1);
 					await this.addToAncestors(trx, ds, path, -top.size, this.now());
-					return all;
+					return { count: ids.length, removed };
 				});
 			} catch (err) {
 				if (attempt >= 3 || !isForeignKeyViolation(err)) throw err;

@@ -227,7 +227,7 @@ export class TreeIndex {
 	/** Forgets a datasource's whole tree (its configuration is being deleted); the count of nodes removed. */
 	async dropDatasource(ds: string): Promise<number> {
 		if (!(await this.nodes.byPath(ds, ""))) return 0;
-		return (await this.nodes.deleteSubtree(ds, "")).length;
+		return this.nodes.dropSubtree(ds, "");
 	}
 
 	/** The files of a datasource, a page at a time (bounded memory however many there are). */
