@@ -153,6 +153,36 @@ export class PoliciesRepo {
 			.execute();
 	}
 
+	/**
+	 * Read-modify-write of one address's state in one transaction, the row locked on PostgreSQL (a row is put in
+	 * place first when there is none, so that two nodes counting the first failures of an address wait for each
+	 * other instead of both writing from nothing). `next` gets the stored state (null: none) and answers the one
+	 * to store, or null to store nothing; it may run again (a retried transaction) and must have no other effect.
+	 */
+	async updateIpState(ip: string, next: (previous: IpState | null) => IpState | null): Promise<void> {
+		await this.db.transaction(async (trx) => {
+			const placed = await trx
+				.insertInto("ip_states")
+				.values({ ip, ban_expire: 0, failures: "[]", history: "[]" })
+				.onConflict((oc) => oc.column("ip").doNothing())
+				.returning("ip")
+				.executeTakeFirst();
+			const row = await trx
+				.selectFrom("ip_states")
+				.selectAll()
+				.where("ip", "=", ip)
+				.$if(this.db.dialect === "postgres", (q) => q.forUpdate())
+				.executeTakeFirstOrThrow();
+			const state = next(placed ? null : toIpState(row));
+			if (!state) {
+				if (placed) await trx.deleteFrom("ip_states").where("ip", "=", ip).execute();
+				return;
+			}
+			const { ip: _ip, ...fields } = ipRow({ ...state, IP: ip });
+			await trx.updateTable("ip_states").set(fields).where("ip", "=", ip).execute();
+		});
+	}
+
 	async deleteIpState(ip: string): Promise<boolean> {
 		const r = await this.db.kysely.deleteFrom("ip_states").where("ip", "=", ip).executeTakeFirst();
 		return r.numDeletedRows > 0n;

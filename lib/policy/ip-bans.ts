@@ -1,13 +1,14 @@
 // Failed logins per address and the bans they start, over a store of per-address states (lib/db/policies). The
-// read-modify-write of one address runs in a per-address queue on this node, so that attempts apply in the
-// order they arrived; the whitelist is read on each attempt, so that a list just written takes effect at once.
+// read-modify-write of one address is one transaction of the store (nodes sharing it count every failure) and
+// runs in a per-address queue on this node, so that attempts apply in the order they arrived; the whitelist is
+// read on each attempt, so that a list just written takes effect at once.
 import { inList, isBanned, KeyedSerializer, recordAttempt, type BanSettings, type IpState } from "./ipban";
 
 export interface IpStateStore {
 	ipList(name: string): Promise<string[] | null>;
 	ipState(ip: string): Promise<IpState | null>;
 	ipStates(): Promise<IpState[]>;
-	saveIpState(s: IpState): Promise<void>;
+	updateIpState(ip: string, next: (previous: IpState | null) => IpState | null): Promise<void>;
 	deleteIpState(ip: string): Promise<boolean>;
 }
 
@@ -27,10 +28,16 @@ export class IpBans {
 	record(ip: string, success: boolean, details?: Record<string, string>): Promise<boolean> {
 		return this.serializer.run(ip, async () => {
 			if (inList(ip, (await this.store.ipList(WHITELIST)) ?? undefined)) return false;
-			const previous = await this.store.ipState(ip);
-			if (success && !previous) return false; // nothing to reset; successes alone are not stored
-			const { state, banStarted } = recordAttempt(previous, ip, success, this.now(), this.settings, details);
-			await this.store.saveIpState(state);
+			const now = this.now();
+			let banStarted = false;
+			// In the store's transaction: two nodes counting failures of one address do not lose each other's.
+			await this.store.updateIpState(ip, (previous) => {
+				banStarted = false;
+				if (success && !previous) return null; // nothing to reset; successes alone are not stored
+				const out = recordAttempt(previous, ip, success, now, this.settings, details);
+				banStarted = out.banStarted;
+				return out.state;
+			});
 			return banStarted;
 		});
 	}

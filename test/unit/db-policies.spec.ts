@@ -72,6 +72,22 @@ onEveryBackend("PoliciesRepo", (h) => {
 		assert.equal(await repo.ipState("203.0.113.1"), null);
 	});
 
+	it("counts 20 concurrent failures of one address from two handles: none lost; storing nothing leaves no row", async () => {
+		const db2 = await h().second();
+		const repos = [repo, new PoliciesRepo(db2)];
+		const ip = "198.51.100.99";
+		await Promise.all(
+			Array.from({ length: 20 }, (_, i) =>
+				repos[i % 2].updateIpState(ip, (prev) => ({ IP: ip, BanExpire: 0, Failures: [...(prev?.Failures ?? []), i], History: prev?.History ?? [] })),
+			),
+		);
+		assert.deepEqual((await repo.ipState(ip))?.Failures.slice().sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i));
+		await repo.updateIpState("198.51.100.100", () => null);
+		assert.equal(await repo.ipState("198.51.100.100"), null);
+		await repo.updateIpState(ip, (prev) => prev && { ...prev, Failures: [] });
+		assert.deepEqual((await repo.ipState(ip))?.Failures, []);
+	});
+
 	it("imports the policies collection of an NeDB DATA_DIR once: groups, lists, address states, the seeded marker", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "cellar-nedb-policies-"));
 		try {
