@@ -81,6 +81,30 @@ export class UsersRepo {
 		return (await this.db.kysely.selectFrom("users").selectAll().orderBy("uuid").execute()).map(toRecord);
 	}
 
+	/**
+	 * Adds a user or group under existing groups: null, and nothing added, when a group of its path is missing.
+	 * The groups are read in the insert's transaction (locked for share on PostgreSQL, as deleteGroupTree locks
+	 * the group it deletes), so a group deleted at the same time takes the new member with it or refuses it,
+	 * never leaving it in a path that no longer exists. ConflictError as `create`.
+	 */
+	async createInGroup(u: UserRecord): Promise<UserRecord | null> {
+		const paths = u.GroupPath.split("/").filter(Boolean).map((_, i, all) => "/" + all.slice(0, i + 1).join("/"));
+		return this.db.transaction(async (trx) => {
+			for (const path of paths) {
+				const i = path.lastIndexOf("/");
+				const found = await trx
+					.selectFrom("users")
+					.select("uuid")
+					.where("group_path", "=", i === 0 ? "/" : path.slice(0, i))
+					.where("group_label", "=", path.slice(i + 1))
+					.$if(this.db.dialect === "postgres", (q) => q.forShare())
+					.executeTakeFirst();
+				if (!found) return null;
+			}
+			return toRecord(await trx.insertInto("users").values(toRow(u)).returningAll().executeTakeFirstOrThrow());
+		});
+	}
+
 	async byUuid(uuid: string): Promise<UserRecord | null> {
 		const row = await this.db.kysely.selectFrom("users").selectAll().where("uuid", "=", uuid).executeTakeFirst();
 		return row ? toRecord(row) : null;
@@ -162,6 +186,11 @@ export class UsersRepo {
 		const below = `${base}/`;
 		const end = prefixEnd(below) as string;
 		return this.db.transaction(async (trx) => {
+			// Locked first (PostgreSQL), so that a member being added (createInGroup holds the group for share) is
+			// committed before the delete below reads what to delete, and goes with it.
+			if (this.db.dialect === "postgres") {
+				await trx.selectFrom("users").select("uuid").where("group_path", "=", parent).where("group_label", "=", label).forUpdate().execute();
+			}
 			const rows = await trx
 				.deleteFrom("users")
 				.where((eb) =>

@@ -63,14 +63,15 @@ export class UserAdmin {
 	}
 
 	/**
-	 * Inserts a new user or group whose personal role was just ensured; when the insert loses to another
-	 * (ConflictError: the login or path is taken), that role, which nobody else holds, goes again.
+	 * Inserts a new user or group whose personal role was just ensured; when the insert fails (the login or path
+	 * is taken by another, its group was deleted meanwhile), that role, which nobody else holds, goes again.
 	 */
 	private async createWithRole(doc: UserDoc): Promise<UserDoc> {
 		try {
 			return await this.directory.create(doc);
 		} catch (err) {
-			if (err instanceof ConflictError) await this.roles.delete([doc.Uuid]);
+			// The insert's error is the answer, whatever becomes of this clean-up.
+			await this.roles.delete([doc.Uuid]).catch(() => undefined);
 			throw err;
 		}
 	}

@@ -4,6 +4,7 @@
 // Uniqueness is not checked here: creating a taken login or group path fails in the store's unique index
 // (ConflictError), whichever node or request came second.
 import type { LoginGuard } from "../auth/login-guard";
+import { BadRequestError } from "../errors";
 import { fullPathOf, type UserDoc } from "./users";
 
 /** What a login attempt changes on its account: the failure counter (null: none), the guard, the last success. */
@@ -15,7 +16,7 @@ export interface LoginChange {
 
 export interface UserStore {
 	all(): Promise<UserDoc[]>;
-	create(u: UserDoc): Promise<UserDoc>;
+	createInGroup(u: UserDoc): Promise<UserDoc | null>;
 	update(u: UserDoc): Promise<UserDoc | null>;
 	recordLogin(uuid: string, change: LoginChange): Promise<UserDoc | null>;
 	delete(uuid: string): Promise<boolean>;
@@ -89,9 +90,16 @@ export class UserDirectory {
 		this.cache = undefined;
 	}
 
-	/** A new user or group; ConflictError when its login, group path or uuid is taken. */
+	/**
+	 * A new user or group; ConflictError when its login, group path or uuid is taken, BadRequestError when a
+	 * group of its path does not exist (or is being deleted).
+	 */
 	async create(u: UserDoc): Promise<UserDoc> {
-		const saved = await this.store.create(u);
+		const saved = await this.store.createInGroup(u);
+		if (!saved) {
+			this.invalidate();
+			throw new BadRequestError(`Group ${u.GroupPath} does not exist`);
+		}
 		this.invalidate();
 		await this.changed({ kind: "user", uuid: u.Uuid });
 		return saved;

@@ -156,6 +156,21 @@ onEveryBackend("UsersRepo", (h) => {
 		assert.equal(await users.recordLogin("nobody", { failedConnections: null, loginGuard: undefined }), null);
 	});
 
+	it("adds members only under existing groups, and a group deleted while members are added leaves none behind", async () => {
+		assert.equal(await users.createInGroup(user("homeless", "/no/such")), null);
+		assert.equal(await users.byLogin("homeless"), null);
+		await users.create(group("/", "doomed"));
+		await users.create(group("/doomed", "inner"));
+		assert.ok(await users.createInGroup(user("resident", "/doomed/inner")));
+		const db2 = await h().second();
+		const repos = [users, new UsersRepo(db2)];
+		const adds = Array.from({ length: 20 }, (_, i) => repos[i % 2].createInGroup(user(`late${i}`, i % 3 ? "/doomed" : "/doomed/inner")));
+		const [deleted] = await Promise.all([users.deleteGroupTree("/doomed"), ...adds]);
+		assert.ok(deleted.some((d) => d.Login === "resident"));
+		assert.equal(await users.groupByPath("/doomed"), null);
+		assert.equal(await users.count({ groupPath: "/doomed", recursive: true }), 0, "no member left in a deleted group");
+	});
+
 	it("deletes a group with everything under it, not its namesakes' members", async () => {
 		await users.create(group("/", "tree"));
 		await users.create(group("/tree", "sub"));
