@@ -184,8 +184,8 @@ const RolesService: ServiceSchema = {
 		},
 	},
 	events: {
-		"identity.changed"() {
-			(this.directory as RoleDirectory | undefined)?.invalidate();
+		"identity.changed"(ctx: Context<unknown>) {
+			if (RoleDirectory.affectedBy(ctx.params)) (this.directory as RoleDirectory | undefined)?.invalidate();
 		},
 	},
 	methods: {

@@ -136,8 +136,8 @@ const UsersService: ServiceSchema<ServiceSettingSchema, Record<string, never>, V
 		},
 	},
 	events: {
-		"identity.changed"(this: Partial<This>) {
-			this.admin?.directory.invalidate();
+		"identity.changed"(this: Partial<This>, ctx: Context<unknown>) {
+			if (UserDirectory.affectedBy(ctx.params)) this.admin?.directory.invalidate();
 		},
 	},
 	async started(this: This) {

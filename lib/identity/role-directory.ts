@@ -51,6 +51,15 @@ export class RoleDirectory {
 		this.cache = undefined;
 	}
 
+	/**
+	 * Whether an `identity.changed` payload may concern roles: ACL, workspace, user and group changes do not (a
+	 * user's or group's own role is created and deleted through this service, which announces it as a role).
+	 */
+	static affectedBy(change: unknown): boolean {
+		const kind = change && typeof change === "object" ? (change as { kind?: unknown }).kind : undefined;
+		return !(kind === "acl" || kind === "workspace" || kind === "user" || kind === "group");
+	}
+
 	/** A new role; ConflictError when its id is taken (by a concurrent create too). */
 	async create(role: Role): Promise<Role> {
 		return this.wrote([role.Uuid], await this.store.create(this.stamped(role)));

@@ -91,6 +91,15 @@ export class UserDirectory {
 	}
 
 	/**
+	 * Whether an `identity.changed` payload may concern users or groups. ACL, workspace and role changes do not
+	 * (a user holds role uuids, not roles): they leave the list cached, which every uncached request reads.
+	 */
+	static affectedBy(change: unknown): boolean {
+		const kind = change && typeof change === "object" ? (change as { kind?: unknown }).kind : undefined;
+		return !(kind === "acl" || kind === "workspace" || kind === "role");
+	}
+
+	/**
 	 * A new user or group; ConflictError when its login, group path or uuid is taken, BadRequestError when a
 	 * group of its path does not exist (or is being deleted).
 	 */
