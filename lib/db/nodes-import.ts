@@ -7,6 +7,7 @@
 // under a file, which no folder can hold, is left out (and counted). Folder sizes are summed again from the files,
 // so that they hold what the tree's writes keep true from then on, whatever the old counters said.
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { baseName, parentOf } from "../tree/paths";
 import type { Db } from "./index";
 import { importNedbOnce, type ImportReport, type NedbDoc } from "./nedb-import";
@@ -94,6 +95,12 @@ export async function importNedbNodes(db: Db, dataDir: string, log: (msg: string
 	let extra: { foldersAdded: number; skipped: number } | undefined;
 	const report = await importNedbOnce(db, dataDir, "nodes", async (trx, docs) => {
 		const { records, foldersAdded, skipped } = nodesFromNedb(docs);
+		// A tree of the same datasources already in the SQL store (this DATA_DIR started once without its db/
+		// folder?) is not merged with the old one: both cannot be right, the administrator decides.
+		const datasources = [...new Set(records.map((n) => n.ds))];
+		if (datasources.length && (await trx.selectFrom("nodes").select("ds").where("ds", "in", datasources).limit(1).executeTakeFirst())) {
+			throw new Error(`${join(dataDir, "db", "nodes.db")} (the NeDB node index) cannot be imported: the SQL store already holds nodes of its datasources (${datasources.join(", ")}). Move the file away to keep those, or remove them to import it.`);
+		}
 		extra = { foldersAdded, skipped };
 		const t0 = Date.now();
 		let told = t0;

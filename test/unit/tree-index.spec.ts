@@ -222,5 +222,12 @@ onEveryBackend("tree index", (h) => {
 		// Once: the marker holds even if the file came back.
 		writeFileSync(join(dir, "db", "nodes.db"), lines.join("\n") + "\n");
 		assert.equal((await importNedbNodes(h().db, dir, () => undefined)).imported, false);
+		// Never over an index the SQL store already holds (another DATA_DIR on the same database, here).
+		const other = mkdtempSync(join(tmpdir(), "cellar-nedb-nodes-"));
+		mkdirSync(join(other, "db"));
+		writeFileSync(join(other, "db", "nodes.db"), lines.join("\n") + "\n");
+		await h().db.kysely.deleteFrom("markers").where("name", "=", "nedb-import:nodes").execute();
+		await assert.rejects(importNedbNodes(h().db, other, () => undefined), /already holds nodes of its datasources \(old\)/);
+		assert.ok(existsSync(join(other, "db", "nodes.db")), "the old file stays where it is");
 	});
 });
