@@ -14,6 +14,15 @@ import { asciiLower, flag, fromJson, orNull, orUndefined, prefixEnd } from "./sq
 /** The stored user or group: lib/identity's UserDoc, field for field. */
 export type UserRecord = UserDoc;
 
+/** What a login attempt writes on its account (recordLogin). */
+export interface LoginBookkeeping {
+	/** Cells' `failedConnections` attribute; null removes it. */
+	failedConnections: number | null;
+	loginGuard: LoginGuard | undefined;
+	/** Unix seconds of a successful login; absent leaves the last one. */
+	lastConnected?: number;
+}
+
 export interface UserSearch {
 	/** Logins starting with this, ignoring ASCII case. */
 	loginPrefix?: string;
@@ -139,26 +148,29 @@ export class UsersRepo {
 	 * Login bookkeeping: the failure counter (Cells' `failedConnections` attribute; null removes it), the login
 	 * guard and, on a success, the last connection. Only these are written, over the stored row read in the same
 	 * transaction (locked on PostgreSQL): a password or profile changed meanwhile, by a request or another node,
-	 * is kept, never overwritten with the copy the login was checked against. The updated record, or null.
+	 * is kept, never overwritten with the copy the login was checked against. Given a function, the change is
+	 * computed from the stored record in that transaction (concurrent failures each count; it may run again when
+	 * PostgreSQL retries the transaction, and must have no other effect). The updated record, or null.
 	 */
-	async recordLogin(uuid: string, change: { failedConnections: number | null; loginGuard: LoginGuard | undefined; lastConnected?: number }): Promise<UserRecord | null> {
+	async recordLogin(uuid: string, change: LoginBookkeeping | ((current: UserRecord) => LoginBookkeeping)): Promise<UserRecord | null> {
 		return this.db.transaction(async (trx) => {
 			const current = await trx
 				.selectFrom("users")
-				.select("attributes")
+				.selectAll()
 				.where("uuid", "=", uuid)
 				.$if(this.db.dialect === "postgres", (q) => q.forUpdate())
 				.executeTakeFirst();
 			if (!current) return null;
+			const c = typeof change === "function" ? change(toRecord(current)) : change;
 			const attributes = fromJson<Record<string, string>>(current.attributes, {});
-			if (change.failedConnections === null) delete attributes.failedConnections;
-			else attributes.failedConnections = String(change.failedConnections);
+			if (c.failedConnections === null) delete attributes.failedConnections;
+			else attributes.failedConnections = String(c.failedConnections);
 			const row = await trx
 				.updateTable("users")
 				.set({
 					attributes: JSON.stringify(attributes),
-					login_guard: change.loginGuard ? JSON.stringify(change.loginGuard) : null,
-					...(change.lastConnected !== undefined ? { last_connected: change.lastConnected } : {}),
+					login_guard: c.loginGuard ? JSON.stringify(c.loginGuard) : null,
+					...(c.lastConnected !== undefined ? { last_connected: c.lastConnected } : {}),
 				})
 				.where("uuid", "=", uuid)
 				.returningAll()

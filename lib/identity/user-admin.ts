@@ -308,14 +308,25 @@ export class UserAdmin {
 		}
 		if (isLocked(u)) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
 		if (!ok) {
-			const failed = Number(u.Attributes.failedConnections ?? 0) + 1;
-			const { guard, locked } = recordFailure(u.LoginGuard, ip, failed, now, settings);
+			// Counted on the stored record, in the write's transaction: guesses in parallel, or spread over the
+			// nodes, each count toward the lock.
+			let failed = 0;
+			let locked = false;
+			await this.directory.recordLogin(
+				u.Uuid,
+				(current) => {
+					failed = Number(current.Attributes.failedConnections ?? 0) + 1;
+					const out = recordFailure(current.LoginGuard, ip, failed, now, settings);
+					locked = out.locked;
+					return { failedConnections: failed, loginGuard: out.guard };
+				},
+				// A lock starting is announced: gateways drop what they cached of the account.
+				() => locked,
+			);
 			if (locked) this.warn(`Account ${u.Login} refuses logins from new addresses ${settings.lockSeconds > 0 ? `for ${settings.lockSeconds} s` : "until an administrator unlocks it"} after ${failed} failed logins (the last from ${ip ?? "?"})`);
-			// A lock starting is announced: gateways drop what they cached of the account.
-			await this.directory.recordLogin(u.Uuid, { failedConnections: failed, loginGuard: guard }, locked);
 			throw new UnauthorizedError("Login failed", "login.failed");
 		}
-		await this.directory.recordLogin(u.Uuid, { failedConnections: null, lastConnected: Math.floor(now / 1000), loginGuard: recordSuccess(u.LoginGuard, ip, now) });
+		await this.directory.recordLogin(u.Uuid, (current) => ({ failedConnections: null, lastConnected: Math.floor(now / 1000), loginGuard: recordSuccess(current.LoginGuard, ip, now) }));
 		return this.authInfo(u);
 	}
 

@@ -18,7 +18,7 @@ export interface UserStore {
 	all(): Promise<UserDoc[]>;
 	createInGroup(u: UserDoc): Promise<UserDoc | null>;
 	update(u: UserDoc): Promise<UserDoc | null>;
-	recordLogin(uuid: string, change: LoginChange): Promise<UserDoc | null>;
+	recordLogin(uuid: string, change: LoginChange | ((current: UserDoc) => LoginChange)): Promise<UserDoc | null>;
 	delete(uuid: string): Promise<boolean>;
 	deleteGroupTree(fullPath: string): Promise<UserDoc[]>;
 }
@@ -126,11 +126,12 @@ export class UserDirectory {
 	 * Login bookkeeping (failure counter, last connection, throttling), written alone over the stored record (a
 	 * change made meanwhile elsewhere stays). Nothing anyone caches changes, so it is not announced unless asked
 	 * (a lock starting is): a login storm does not empty every gateway's caches; this node's list is patched
-	 * instead of reloaded.
+	 * instead of reloaded. A function computes the change from the stored record (see UsersRepo.recordLogin), and
+	 * `announce` may then be asked after it ran.
 	 */
-	async recordLogin(uuid: string, change: LoginChange, announce = false): Promise<void> {
+	async recordLogin(uuid: string, change: LoginChange | ((current: UserDoc) => LoginChange), announce: boolean | (() => boolean) = false): Promise<void> {
 		const saved = await this.store.recordLogin(uuid, change);
-		if (announce) {
+		if (typeof announce === "function" ? announce() : announce) {
 			this.invalidate();
 			if (saved) await this.changed({ kind: "user", uuid });
 			return;

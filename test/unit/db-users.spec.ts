@@ -156,6 +156,24 @@ onEveryBackend("UsersRepo", (h) => {
 		assert.equal(await users.recordLogin("nobody", { failedConnections: null, loginGuard: undefined }), null);
 	});
 
+	it("counts 20 concurrent failed logins of one account from two handles, each on the stored record: none lost", async () => {
+		const u = (await users.byLogin("bookkeeper")) as UserRecord;
+		await users.recordLogin(u.Uuid, { failedConnections: null, loginGuard: undefined });
+		const db2 = await h().second();
+		const repos = [users, new UsersRepo(db2)];
+		await Promise.all(
+			Array.from({ length: 20 }, (_, i) =>
+				repos[i % 2].recordLogin(u.Uuid, (current) => ({
+					failedConnections: Number(current.Attributes.failedConnections ?? 0) + 1,
+					loginGuard: { Failures: [...(current.LoginGuard?.Failures ?? []), { IP: `192.0.2.${i}`, Count: 1, Last: i }] },
+				})),
+			),
+		);
+		const after = (await users.byUuid(u.Uuid)) as UserRecord;
+		assert.equal(after.Attributes.failedConnections, "20");
+		assert.equal(after.LoginGuard?.Failures?.length, 20);
+	});
+
 	it("adds members only under existing groups, and a group deleted while members are added leaves none behind", async () => {
 		assert.equal(await users.createInGroup(user("homeless", "/no/such")), null);
 		assert.equal(await users.byLogin("homeless"), null);
