@@ -84,17 +84,23 @@ const sqlite: Backend = {
 	},
 };
 
+/** A new database of the suite's own, or a skip (a failure under CI=true) when PostgreSQL does not answer. */
+async function createTestDatabase(ctx: Mocha.Context): Promise<string> {
+	const why = await pgUnavailable();
+	if (why) {
+		if (process.env.CI === "true") throw new Error(`${why}: CI=true requires the PostgreSQL runs (.ci/run starts a local PostgreSQL)`);
+		console.log(`      skipped: ${why}`);
+		ctx.skip();
+	}
+	const name = `cellar_test_${randomBytes(6).toString("hex")}`;
+	await admin((c) => c.query(`create database ${name}`));
+	return name;
+}
+
 const postgres: Backend = {
 	name: "postgres",
 	async open(ctx) {
-		const why = await pgUnavailable();
-		if (why) {
-			if (process.env.CI === "true") throw new Error(`${why}: CI=true requires the PostgreSQL runs (.ci/run starts a local PostgreSQL)`);
-			console.log(`      skipped: ${why}`);
-			ctx.skip();
-		}
-		const name = `cellar_test_${randomBytes(6).toString("hex")}`;
-		await admin((c) => c.query(`create database ${name}`));
+		const name = await createTestDatabase(ctx);
 		const options: OpenOptions = { databaseUrl: withDatabase(PG_ADMIN_URL, name), postgres: { poolSize: 10 } };
 		const handles: Db[] = [];
 		const databases = [name];
@@ -155,13 +161,6 @@ export function onEveryBackend(title: string, body: (h: () => DbHarness) => void
  * Skips (or fails under CI=true) like the suites when PostgreSQL does not answer.
  */
 export async function freshPostgres(ctx: Mocha.Context): Promise<{ url: string; drop(): Promise<void> }> {
-	const why = await pgUnavailable();
-	if (why) {
-		if (process.env.CI === "true") throw new Error(`${why}: CI=true requires the PostgreSQL runs (.ci/run starts a local PostgreSQL)`);
-		console.log(`      skipped: ${why}`);
-		ctx.skip();
-	}
-	const name = `cellar_test_${randomBytes(6).toString("hex")}`;
-	await admin((c) => c.query(`create database ${name}`));
+	const name = await createTestDatabase(ctx);
 	return { url: withDatabase(PG_ADMIN_URL, name), drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined) };
 }
