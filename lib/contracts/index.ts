@@ -1,0 +1,46 @@
+// Typed seams between services: every internal action's name, params and result, every event's name and
+// payload, as maps (one module per area). `call`, `emit` and `broadcast` take a broker or a context and
+// check the name and the params at compile time; at run time they are the plain Moleculer calls.
+// lib never imports services/ or mixins/: the types come from lib, the services implement them
+// (test/unit/contracts.spec.ts checks every action named here exists in a service schema).
+import type { CallingOptions } from "moleculer";
+import type { TreeActions, TreeEvents } from "./tree";
+import type { UsersActions } from "./users";
+import type { TokensActions, TokensEvents } from "./tokens";
+import type { DatasourcesActions, DatasourcesEvents } from "./datasources";
+
+export type * from "./tree";
+export type * from "./users";
+export type * from "./tokens";
+export type * from "./datasources";
+
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents {}
+
+export type ActionName = keyof Actions;
+export type EventName = keyof Events;
+export type ParamsOf<A extends ActionName> = Actions[A]["params"];
+export type ResultOf<A extends ActionName> = Actions[A]["result"];
+
+/** A broker or a context (both call actions). */
+export interface Caller {
+	call<T, P>(action: string, params?: P, opts?: CallingOptions): Promise<T>;
+}
+/** A broker or a context (both emit and broadcast events). */
+export interface Emitter {
+	emit<D>(event: string, data?: D, opts?: Record<string, unknown>): Promise<void>;
+	broadcast<D>(event: string, data?: D, opts?: Record<string, unknown>): Promise<void>;
+}
+
+/** `caller.call(action, params, opts)`, with the action's params and result types. */
+export function call<A extends ActionName>(caller: Caller, action: A, params: ParamsOf<A>, opts?: CallingOptions): Promise<ResultOf<A>> {
+	return caller.call<ResultOf<A>, ParamsOf<A>>(action, params, opts);
+}
+/** `emitter.emit(event, payload)` (one instance of each service gets it), with the event's payload type. */
+export function emit<E extends EventName>(emitter: Emitter, event: E, payload: Events[E]): Promise<void> {
+	return emitter.emit(event, payload);
+}
+/** `emitter.broadcast(event, payload)` (every instance gets it), with the event's payload type. */
+export function broadcast<E extends EventName>(emitter: Emitter, event: E, payload: Events[E]): Promise<void> {
+	return emitter.broadcast(event, payload);
+}

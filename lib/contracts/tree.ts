@@ -1,0 +1,72 @@
+// tree — the actions other services and the /io gateway call (REST-only actions are not listed), and the
+// `tree.changed` event.
+import type { TreeNode, NodeType } from "../tree/model";
+import type { FlatCheck } from "../tree/operations";
+import type { ArchiveFormat } from "../jobs/params";
+import type { IndexNode } from "../search/index";
+import type { RootInfo } from "../search/query";
+
+/** `tree.locate`: where a user path lives, its node (null when absent) and, inside an archive file, that file. */
+export interface Located {
+	ds: string;
+	path: string;
+	/** `Headers`: what the client stored with the content (Content-Type, x-amz-meta-*…), as JSON. */
+	node: { Uuid: string; Type: NodeType; Key?: string; Size: number; MTime: number; Etag?: string; Headers?: string } | null;
+	/** When the path goes inside an archive file: that file, and the entry's path in it. */
+	archive?: { Key?: string; Size: number; MTime: number; Format: ArchiveFormat; Inner: string };
+}
+/** `tree.prepareWrite`: the place and the object key a new content goes to. */
+export interface Prepared {
+	ds: string;
+	path: string;
+	uuid: string;
+	key: string;
+}
+/** Written object, as `tree.commitWrite` and `tree.copyObject` answer. */
+export interface WrittenObject {
+	Uuid: string;
+	Etag?: string;
+	MTime: number;
+	Size: number;
+}
+export interface ObjectListing {
+	Contents: { Key: string; Size: number; MTime: number; Etag?: string }[];
+	CommonPrefixes: string[];
+	IsTruncated: boolean;
+	NextStartAfter?: string;
+}
+export type NodeRef = { Path?: string; Uuid?: string };
+
+export interface TreeActions {
+	"tree.stat": { params: { Node: string }; result: { Node: TreeNode } };
+	"tree.stats": { params: { NodePaths: string[]; Offset?: number; Limit?: number }; result: { Nodes?: TreeNode[] } };
+	"tree.create": { params: { Nodes: (NodeRef & { Type?: NodeType })[]; Recursive?: boolean; TemplateUUID?: string }; result: { Children: TreeNode[] } };
+	"tree.remove": { params: { Nodes: NodeRef[]; Recursive?: boolean; RemovePermanently?: boolean }; result: { DeleteJobs?: { Label?: string }[] } };
+	"tree.copy": { params: { From: string; To: string }; result: TreeNode };
+	"tree.move": { params: { From: string; To: string }; result: TreeNode };
+	"tree.setMeta": { params: { Path: string; set?: Record<string, string>; remove?: string[] }; result: TreeNode };
+	"tree.checkFlat": { params: { ds: string }; result: FlatCheck };
+	"tree.resyncApply": { params: { ds: string; add: { path: string; size: number; mtime: number; etag: string }[]; remove: string[] }; result: { Added: number; Updated: number; Removed: number } };
+	"tree.sampleKeys": { params: { ds: string; limit: number }; result: string[] };
+	"tree.dropDatasource": { params: { ds: string }; result: { Removed: number } };
+	"tree.roots": { params: Record<string, never>; result: RootInfo[] };
+	"tree.scan": { params: { after?: string; limit: number }; result: IndexNode[] };
+	"tree.locate": { params: { Path: string; need: "read" | "write" }; result: Located };
+	"tree.prepareWrite": { params: { Path: string }; result: Prepared };
+	"tree.commitWrite": { params: Prepared & { size: number; etag: string; headers?: Record<string, string> }; result: WrittenObject };
+	"tree.listObjects": { params: { Prefix: string; Delimiter?: string; StartAfter?: string; MaxKeys: number }; result: ObjectListing };
+	"tree.folderMarker": { params: { Path: string }; result: { Uuid: string; MTime: number } };
+	"tree.deleteObject": { params: { Path: string }; result: { Deleted: boolean } };
+	"tree.copyObject": { params: { From: string; To: string; Headers?: Record<string, string> }; result: WrittenObject };
+}
+
+/** `tree.changed`: a node was created, rewritten, moved (`from`: its old place), deleted or had its metadata changed. */
+export interface TreeChange {
+	type: "create" | "content" | "move" | "delete" | "meta";
+	node: IndexNode;
+	from?: { ds: string; path: string };
+}
+
+export interface TreeEvents {
+	"tree.changed": TreeChange;
+}
