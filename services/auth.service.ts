@@ -3,37 +3,14 @@
  * turns a Bearer credential into an Identity for the gateway (`auth.resolve`). Sessions and personal tokens are
  * stored by the tokens service, users by the users service, so this service can run on any number of nodes.
  * Emits `auth.login.failed` {ip, login} and `auth.login.succeeded` {ip, login} (the policy service bans
- * addresses that fail too often), `token.revoked`.
+ * addresses that fail too often). A revoked token is announced by the tokens service (`token.revoked`).
  */
 import type { Context, ServiceSchema } from "moleculer";
 import { BadRequestError, UnauthorizedError } from "../lib/errors";
 import { loadConfig } from "../lib/config";
-import type { Identity, Meta, Profile } from "../lib/auth/identity";
+import type { Identity, Meta } from "../lib/auth/identity";
 import { decodeUnverified, looksLikeJwt, signAccess, signId, verifyAccess } from "../lib/auth/jwt";
-
-interface AuthInfo {
-	Uuid: string;
-	Login: string;
-	Profile: Profile;
-	GroupPath: string;
-	Roles: string[];
-	Locked: boolean;
-	Hidden: boolean;
-}
-interface SessionGrant {
-	sessionId: string;
-	refreshToken: string;
-	refreshExpiresAt: number;
-}
-interface PersonalGrant {
-	TokenId: string;
-	Kind: "personal" | "impersonation" | "document";
-	UserUuid: string;
-	UserLogin: string;
-	Scopes?: string[];
-	ExpiresAt: number;
-	ImpersonatedBy?: string;
-}
+import { call, type AuthInfo, type NewSession } from "../lib/contracts";
 
 const COOKIE = "pydio";
 
@@ -90,20 +67,20 @@ const AuthService: ServiceSchema = {
 			if (!login || !password) throw new BadRequestError("AuthInfo.login and AuthInfo.password are required");
 			let user: AuthInfo;
 			try {
-				user = await ctx.call("users.checkPassword", { login, password, ip: ctx.meta.ip });
+				user = await call(ctx, "users.checkPassword", { login, password, ip: ctx.meta.ip });
 			} catch (e) {
 				if ((e as { code?: number }).code === 401) ctx.emit("auth.login.failed", { ip: ctx.meta.ip, login });
 				throw e;
 			}
 			if (user.Hidden) throw new UnauthorizedError("You are not allowed to log in to this interface", "login.forbidden");
-			const grant: SessionGrant = await ctx.call("tokens.createSession", { userUuid: user.Uuid, login: user.Login, ip: ctx.meta.ip, userAgent: ctx.meta.userAgent });
+			const grant = await call(ctx, "tokens.createSession", { userUuid: user.Uuid, login: user.Login, ip: ctx.meta.ip, userAgent: ctx.meta.userAgent });
 			ctx.emit("auth.login.succeeded", { ip: ctx.meta.ip, login: user.Login });
 			return this.grant(ctx, user, grant);
 		},
 		async refresh(ctx: Context<unknown, Meta>, refreshToken: string | undefined) {
 			if (!refreshToken) throw new UnauthorizedError("No refresh token in this session", "token.missing");
-			const grant: SessionGrant & { userUuid: string } = await ctx.call("tokens.refreshSession", { refreshToken });
-			const user: AuthInfo | null = await ctx.call("users.authInfo", { uuid: grant.userUuid });
+			const grant = await call(ctx, "tokens.refreshSession", { refreshToken });
+			const user = await call(ctx, "users.authInfo", { uuid: grant.userUuid });
 			if (!user) throw new UnauthorizedError("User no longer exists", "user.notfound");
 			if (user.Locked) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
 			return this.grant(ctx, user, grant);
@@ -111,13 +88,13 @@ const AuthService: ServiceSchema = {
 		async logout(ctx: Context<unknown, Meta>) {
 			const sessionId = ctx.meta.user?.SessionId;
 			const refresh = cookieValue(ctx.meta.cookie, COOKIE);
-			if (sessionId) await ctx.call("tokens.deleteSession", { sessionId });
+			if (sessionId) await call(ctx, "tokens.deleteSession", { sessionId });
 			// Without an access token the cookie must hold the session's current secret, not merely name it.
-			else if (refresh) await ctx.call("tokens.endSessionWithRefresh", { refreshToken: refresh });
+			else if (refresh) await call(ctx, "tokens.endSessionWithRefresh", { refreshToken: refresh });
 			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie("", 0) };
 			return {};
 		},
-		grant(ctx: Context<unknown, Meta>, user: AuthInfo, session: SessionGrant) {
+		grant(ctx: Context<unknown, Meta>, user: AuthInfo, session: NewSession) {
 			const cfg = loadConfig();
 			const access = signAccess({ sub: user.Uuid, name: user.Login, sid: session.sessionId }, cfg.accessTokenTtl);
 			const idToken = signId({ sub: user.Uuid, name: user.Login, profile: user.Profile }, cfg.accessTokenTtl);
@@ -134,11 +111,10 @@ const AuthService: ServiceSchema = {
 				if (!claims?.sid) throw new BadRequestError("TokenId is not a token issued by this server");
 				// Only the token's owner or an admin may end its session.
 				if (ctx.meta.user?.Profile !== "admin" && ctx.meta.user?.Uuid !== claims.sub) throw new UnauthorizedError("You may only revoke your own tokens", "token.forbidden");
-				await ctx.call("tokens.deleteSession", { sessionId: claims.sid });
+				await call(ctx, "tokens.deleteSession", { sessionId: claims.sid });
 			} else {
-				await ctx.call("tokens.revokeValue", { token });
+				await call(ctx, "tokens.revokeValue", { token });
 			}
-			await ctx.broadcast("token.revoked", {});
 			return { Success: true, Message: "Token successfully invalidated" };
 		},
 		async resolve(ctx: Context<unknown, Meta>, token: string): Promise<Identity> {
@@ -146,16 +122,16 @@ const AuthService: ServiceSchema = {
 			let uuid: string;
 			if (looksLikeJwt(token)) {
 				const claims = verifyAccess(token);
-				const session = await ctx.call("tokens.getSession", { sessionId: claims.sid });
+				const session = await call(ctx, "tokens.getSession", { sessionId: claims.sid });
 				if (!session) throw new UnauthorizedError("Token has been revoked", "token.revoked");
 				uuid = claims.sub;
 				base = { TokenKind: "session", SessionId: claims.sid, ExpiresAt: claims.exp };
 			} else {
-				const pat: PersonalGrant = await ctx.call("tokens.resolvePersonal", { token });
+				const pat = await call(ctx, "tokens.resolvePersonal", { token });
 				uuid = pat.UserUuid;
 				base = { TokenKind: pat.Kind, TokenId: pat.TokenId, Scopes: pat.Scopes, ImpersonatedBy: pat.ImpersonatedBy, ExpiresAt: pat.ExpiresAt };
 			}
-			const user: AuthInfo | null = await ctx.call("users.authInfo", { uuid });
+			const user = await call(ctx, "users.authInfo", { uuid });
 			if (!user) throw new UnauthorizedError("User no longer exists", "user.notfound");
 			if (user.Locked) throw new UnauthorizedError("User is locked - Please contact your admin", "user.context");
 			return { Uuid: user.Uuid, Login: user.Login, Profile: user.Profile, GroupPath: user.GroupPath, Roles: user.Roles, ...base };

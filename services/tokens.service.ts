@@ -23,6 +23,7 @@ import { PersonalTokens, toApiToken } from "../lib/tokens/personal";
 import { ResetKeys, resetDoneMail, resetRequestMail } from "../lib/tokens/reset";
 import { writeOutboxMail } from "../lib/mail/outbox";
 import { randomUUID } from "node:crypto";
+import { broadcast, call, type PublicUser, type TokenRevoked } from "../lib/contracts";
 
 /** Impersonation tokens without an explicit expiry live one hour. */
 const IMPERSONATION_TTL = 3600;
@@ -33,11 +34,8 @@ const RESET_MIN_MS = 250;
 const RESET_ANSWER = { Success: true, Message: "If this account exists, an email has been sent with instructions to reset the password." };
 const PURGE_EVERY_MS = 10 * 60 * 1000;
 
-interface UserRecord {
-	Uuid: string;
-	Login: string;
-	Attributes?: Record<string, string>;
-}
+/** A user (not a group) the tokens are made for. */
+type UserRecord = PublicUser & { Login: string };
 interface TokenParams {
 	UserLogin?: string;
 	Label?: string;
@@ -76,7 +74,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 				if (out.ok) return out.session;
 				if (out.reused) {
 					this.logger.warn(`Refresh token reuse on session ${out.sessionId} (user ${out.userUuid}, ip ${ctx.meta.ip ?? "?"}): session revoked`);
-					this.revoked({ Kind: "session", SessionIds: [out.sessionId], UserUuid: out.userUuid, Reason: "refresh.reuse" });
+					this.revoked({ Kind: "session", ...(out.sessionId ? { SessionIds: [out.sessionId] } : {}), UserUuid: out.userUuid, Reason: "refresh.reuse" });
 				}
 				throw out.error;
 			},
@@ -233,8 +231,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 				if (/[\u0000-\u001f\u007f]/.test(ctx.params.Path)) throw new BadRequestError("Path contains control characters");
 				if (!this.broker.registry.hasService("tree", undefined as unknown as string))
 					throw new ServiceUnavailableError("The tree service is not available: document tokens cannot be created");
-				const res = await ctx.call<StatResult, { Node: string }>("tree.stat", { Node: ctx.params.Path });
-				const node = res?.Node ?? res;
+				const { Node: node } = await call(ctx, "tree.stat", { Node: ctx.params.Path });
 				if (!node?.Uuid) throw new NotFoundError(`Node ${ctx.params.Path} not found`);
 				const ro = ["true", '"true"', true].includes(node.MetaStore?.node_readonly as string | boolean);
 				const { token, doc } = await this.personal.create({
@@ -281,7 +278,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 				if (UserLogin !== doc.login && UserLogin.toLowerCase() !== doc.email.toLowerCase())
 					throw new ForbiddenError("This reset token does not correspond to this user", "reset.token.mismatch");
 				try {
-					await ctx.call("users.setPassword", { login: doc.login, password: NewPassword });
+					await call(ctx, "users.setPassword", { login: doc.login, password: NewPassword });
 				} catch (e) {
 					// A password the users service refuses: the user may try again with the same link.
 					const code = (e as { code?: number }).code ?? 500;
@@ -298,8 +295,8 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 	},
 
 	methods: {
-		revoked(this: TokensThis, payload: Record<string, unknown>) {
-			this.broker.broadcast("token.revoked", payload);
+		revoked(this: TokensThis, payload: TokenRevoked) {
+			void broadcast(this.broker, "token.revoked", payload);
 		},
 		async dropUserSessions(this: TokensThis, userUuid: string) {
 			const deleted = await this.sessions.deleteForUser(userUuid);
@@ -311,20 +308,20 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 				throw new ForbiddenError("This credential cannot be used to create access tokens");
 		},
 		async userByLogin(this: TokensThis, ctx: Context<unknown, Meta>, login: string): Promise<UserRecord> {
-			const u = await ctx.call<UserRecord, { login: string }>("users.byLogin", { login });
-			if (!u?.Uuid) throw new NotFoundError(`User ${login} not found`, "user.not.found");
-			return u;
+			const u = await call(ctx, "users.byLogin", { login });
+			if (!u?.Uuid || !u.Login) throw new NotFoundError(`User ${login} not found`, "user.not.found");
+			return { ...u, Login: u.Login };
 		},
 		/** Looks the account up by login and by email (both, always), then creates and mails a key if it has an email. */
 		async startReset(this: TokensThis, ctx: Context<unknown, Meta>, loginOrEmail: string) {
 			const [byLogin, byEmail] = await Promise.allSettled([
-				ctx.call<UserRecord, { login: string }>("users.byLogin", { login: loginOrEmail }),
-				ctx.call<UserRecord, { email: string }>("users.byEmail", { email: loginOrEmail }),
+				call(ctx, "users.byLogin", { login: loginOrEmail }),
+				call(ctx, "users.byEmail", { email: loginOrEmail }),
 			]);
 			for (const r of [byLogin, byEmail]) if (r.status === "rejected" && !isClientError(r.reason)) throw r.reason;
 			const user = byLogin.status === "fulfilled" && byLogin.value?.Uuid ? byLogin.value : byEmail.status === "fulfilled" && byEmail.value?.Uuid ? byEmail.value : null;
 			const email = user?.Attributes?.email?.trim();
-			if (!user || !email || user.Attributes?.hidden === "true") {
+			if (!user?.Login || !email || user.Attributes?.hidden === "true") {
 				sha256(randomUUID()); // the key a real account would get, for comparable work
 				this.logger.debug("Reset-password requested for an unknown account or one without email");
 				return;
@@ -387,12 +384,6 @@ function isClientError(e: unknown): boolean {
 	return typeof code === "number" && code >= 400 && code < 500;
 }
 
-interface StatResult {
-	Uuid?: string;
-	MetaStore?: Record<string, unknown>;
-	Node?: { Uuid?: string; MetaStore?: Record<string, unknown> };
-}
-
 interface TokensVars {
 	db: Db;
 	tokens: TokensRepo;
@@ -404,7 +395,7 @@ interface TokensVars {
 	dataDir: string;
 }
 interface TokensMethods {
-	revoked(payload: Record<string, unknown>): void;
+	revoked(payload: TokenRevoked): void;
 	dropUserSessions(userUuid: string): Promise<{ deleted: number }>;
 	checkCanMint(caller: Identity): void;
 	userByLogin(ctx: Context<unknown, Meta>, login: string): Promise<UserRecord>;

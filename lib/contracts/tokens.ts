@@ -2,6 +2,8 @@
 import type { NewSession, RefreshedSession, Sessions } from "../tokens/sessions";
 import type { ResolvedPersonal } from "../tokens/personal";
 
+export type { NewSession, RefreshedSession, ResolvedPersonal };
+
 export interface TokensActions {
 	"tokens.createSession": { params: { userUuid: string; login: string; ip?: string; userAgent?: string }; result: NewSession };
 	"tokens.refreshSession": { params: { refreshToken: string }; result: RefreshedSession };

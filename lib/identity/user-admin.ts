@@ -4,7 +4,7 @@
 // (UserDirectory) and the roles service are injected. A taken login or group path is refused by the store's
 // unique index (ConflictError, 409), never by a read before the write.
 import { randomUUID } from "node:crypto";
-import { isAdmin, PROFILE_RANK, type Identity } from "../auth/identity";
+import { isAdmin, PROFILE_RANK, type Identity, type Profile } from "../auth/identity";
 import { admit, recordFailure, recordSuccess, unlock, type GuardSettings, type LoginGuard } from "../auth/login-guard";
 import { generatePassword, hashPassword, verifyPassword } from "../auth/password";
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from "../errors";
@@ -38,6 +38,17 @@ export type UserBody = {
 export type PresentedUser = Record<string, unknown> & { IsGroup?: boolean; Roles: Role[]; PoliciesContextEditable: boolean };
 
 /** The roles service, as the users' rules use it. */
+/** The identity a user's token or login resolves to (`users.authInfo`, `users.checkPassword`). */
+export interface AuthInfo {
+	Uuid: string;
+	Login: string;
+	Profile: Profile;
+	GroupPath: string;
+	Roles: string[];
+	Locked: boolean;
+	Hidden: boolean;
+}
+
 export interface RoleClient {
 	ensure(role: Role): Promise<unknown>;
 	delete(uuids: string[]): Promise<unknown>;
@@ -139,8 +150,8 @@ export class UserAdmin {
 		return [...new Set(["ROOT_GROUP", ...groups, ...auto, ...u.Roles, u.Uuid])];
 	}
 
-	async authInfo(u: UserDoc) {
-		return { Uuid: u.Uuid, Login: u.Login, Profile: profileOf(u), GroupPath: u.GroupPath, Roles: await this.roleOrder(u), Locked: isLocked(u), Hidden: u.Attributes.hidden === "true" };
+	async authInfo(u: UserDoc): Promise<AuthInfo> {
+		return { Uuid: u.Uuid, Login: u.Login ?? "", Profile: profileOf(u) as Profile, GroupPath: u.GroupPath, Roles: await this.roleOrder(u), Locked: isLocked(u), Hidden: u.Attributes.hidden === "true" };
 	}
 
 	/** A user or group as the caller may see it, with its role stack. */
@@ -287,7 +298,7 @@ export class UserAdmin {
 		return { Success: true, NumRows: 1 };
 	}
 
-	async checkPassword(login: string, password: string, ip: string | undefined) {
+	async checkPassword(login: string, password: string, ip: string | undefined): Promise<AuthInfo> {
 		const settings = this.guard();
 		const now = Date.now();
 		const u: UserDoc | undefined = await this.directory.byLogin(login);

@@ -99,8 +99,21 @@ export function matchesQuery(u: UserDoc, q: UserQuery, roleOrder: string[], now 
 	return q.not ? !ok : ok;
 }
 
+/** A user or group as a client may see it (`users.byLogin`, `users.byEmail`). */
+export type PublicUser = {
+	Uuid: string;
+	/** Absent on groups. */
+	Login?: string;
+	GroupPath: string;
+	IsGroup?: boolean;
+	GroupLabel?: string;
+	Attributes: Record<string, string>;
+	Policies: ResourcePolicy[];
+	LastConnected?: number;
+};
+
 /** What a client may see of a user: no hash, no private attributes. */
-export function publicUser(u: UserDoc): Record<string, unknown> {
+export function publicUser(u: UserDoc): PublicUser {
 	const attributes: Record<string, string> = {};
 	for (const [k, v] of Object.entries(u.Attributes)) if (!PRIVATE_ATTRIBUTE.test(k)) attributes[k] = v;
 	return {
