@@ -21,6 +21,7 @@ import { DataSourceRegistry, type DataSourceCalls } from "../lib/datasources/reg
 import { createS3Bucket, listS3Buckets } from "../lib/datasources/s3";
 import { dataSourceParam, dataSourceProps, str } from "../lib/datasources/params";
 import type { ResolutionUser } from "../lib/datasources/resolution";
+import { broadcast } from "../lib/contracts";
 
 type DsParams = Partial<DataSource> & { Name: string };
 type ResolveParams = { uuid: string; user: ResolutionUser };
@@ -207,7 +208,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 		if (imported.imported) this.logger.info(`Imported ${imported.documents} datasources and virtual nodes from ${imported.backup}`);
 		this.registry = new DataSourceRegistry(repo, {
 			dataDir: () => cfg.dataDir,
-			changed: async (payload) => void (await this.broker.broadcast("datasources.changed", payload)),
+			changed: async (payload) => void (await broadcast(this.broker, "datasources.changed", payload)),
 			warn: (m) => this.logger.warn(m),
 		});
 		await this.registry.ensureDefaults();

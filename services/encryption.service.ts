@@ -19,12 +19,8 @@ import { requireAdmin } from "../lib/identity/resource-policy";
 import { derivedKey } from "../lib/auth/jwt";
 import { ConflictError, NotFoundError } from "../lib/errors";
 import { checkKeyId, checkLabel, exportKey, importKey, newKeyMaterial, presentKey, seal, unseal, type ApiKey, type KeyDoc, type KeyExport } from "../lib/encryption/keys";
+import { call } from "../lib/contracts";
 
-interface DataSourceRef {
-	Name: string;
-	EncryptionMode?: string;
-	EncryptionKey?: string;
-}
 interface EncMethods {
 	serialized<T>(fn: () => Promise<T>): Promise<T>;
 	master(): Buffer;
@@ -197,7 +193,7 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 			return unseal(doc.Sealed, doc.ID, this.master());
 		},
 		async usedBy(this: EncThis, ctx: Context<unknown, Meta>, id: string): Promise<string[]> {
-			const all = await ctx.call<DataSourceRef[], Record<string, never>>("datasources.list", {});
+			const all = await call(ctx, "datasources.list", {});
 			return all.filter((d) => (d.EncryptionMode ?? "CLEAR") !== "CLEAR" && d.EncryptionKey === id).map((d) => d.Name);
 		},
 		async changed(this: EncThis, id: string): Promise<void> {

@@ -30,6 +30,7 @@ import { isJobName, jobId, jobLabel, jobParams, parseJsonParameters } from "../l
 import { precheck } from "../lib/jobs/runners";
 import { checkFields, fullyPrefiltered, matches, parseQuery, prefilter } from "../lib/jobs/query";
 import type { LogFilter } from "../lib/db/jobs";
+import { call } from "../lib/contracts";
 import {
 	LOG_DB_FIELDS, LOG_FIELDS, SYSTEM_USER, TASK_STATUSES, isActive, presentJob, presentLog, presentTask, resyncOnRestart, snapshotOf,
 	type JobDoc, type JobStore, type TaskDoc, type TaskStatus,
@@ -82,7 +83,7 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (name === "datasource-resync") {
 					if (!isAdmin(user)) throw new ForbiddenError("Only administrators can resync a datasource", "forbidden.resync");
 					// A flat datasource is checked against its storage instead (see lib/jobs/runners): the name must exist.
-					await ctx.call("datasources.get", { name: (params as { dsName: string }).dsName });
+					await call(ctx, "datasources.get", { name: (params as { dsName: string }).dsName });
 				}
 				if ((await this.repo.countActive(user.Login)) >= MAX_ACTIVE_PER_USER) throw new TooManyRequestsError(`You already have ${MAX_ACTIVE_PER_USER} jobs waiting or running`);
 				await precheck({ call: (a, p) => ctx.call(a, p, { meta: { user }, timeout: 0 }), store: async (ds) => (await this.dataStore(ds)).store }, name, params);
@@ -217,7 +218,7 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					if (stopping()) return false;
 				}
 				const queue = async () => {
-					const names = resyncOnRestart(await this.broker.call("datasources.list", {}), startedAt);
+					const names = resyncOnRestart(await call(this.broker, "datasources.list", {}), startedAt);
 					for (const dsName of names) await this.broker.call("jobs.create", { JobName: "datasource-resync", JsonParameters: JSON.stringify({ dsName }) }, { meta: { user: SYSTEM_USER } });
 				};
 				if (!this.resyncLease) {

@@ -33,6 +33,7 @@ import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../lib/jobs/archive";
 import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 import { S3_HEADERS } from "../lib/tree/meta";
 import { checkObjectHeaders, encodeObjectHeaders } from "../lib/io/object-meta";
+import { call } from "../lib/contracts";
 
 /** S3 headers as internal calls pass them (x-amz-meta-* included); checked again before they are stored. */
 const s3Headers = { type: "record", optional: true, key: { type: "string", max: 256 }, value: { type: "string", max: 8192 } };
@@ -97,7 +98,7 @@ const TreeService: ServiceSchema = {
 			},
 			async handler(ctx: Context<AdminListParams, Meta>) {
 				requireAdmin(ctx);
-				return adminList(this.ops.index, () => ctx.call("datasources.list", {}), ctx.params);
+				return adminList(this.ops.index, () => call(ctx, "datasources.list", {}), ctx.params);
 			},
 		},
 		adminStat: {
@@ -154,7 +155,7 @@ const TreeService: ServiceSchema = {
 			async handler(ctx: Context<{ ds: string }, Meta>) {
 				requireAdmin(ctx);
 				// New writes must already go to uuid keys before existing files are moved: switch first, then convert.
-				await ctx.call("datasources.setFlat", { name: ctx.params.ds });
+				await call(ctx, "datasources.setFlat", { name: ctx.params.ds });
 				this.forgetDataStore(ctx.params.ds);
 				const handle: DatasourceHandle = await this.datasource(ctx.params.ds);
 				const report = await convertToFlat(this.ops.index, ctx.params.ds, handle.store);
@@ -339,8 +340,7 @@ const TreeService: ServiceSchema = {
 	methods: {
 		/** Staging leftovers of every datasource; with `orphans`, also unreferenced objects of the tree's flat ones. */
 		async sweepAll(maxAgeMs: number, orphans = false): Promise<number> {
-			type Ds = { Name: string; StorageConfiguration?: Record<string, string> };
-			const list = await this.broker.call<Ds[], Record<string, never>>("datasources.list", {}).catch(() => [] as Ds[]);
+			const list = await call(this.broker, "datasources.list", {}).catch(() => []);
 			return this.ops.sweepAll(list, maxAgeMs, orphans, (name: string, e: Error) => this.logger.warn(`Sweeping ${name}: ${e.message}`));
 		},
 		/** The timer's sweep, on one node of a cluster (the lease's holder); whether this one swept. */
@@ -396,7 +396,7 @@ const TreeService: ServiceSchema = {
 		);
 		this.resolver = new Resolver({
 			accessible: (user) => this.broker.call("workspaces.accessible", { roles: user.Roles }),
-			resolveVirtual: (uuid, user) => this.broker.call("datasources.resolveVirtual", { uuid, user: { Login: user.Login, Uuid: user.Uuid, GroupPath: user.GroupPath } }),
+			resolveVirtual: (uuid, user) => call(this.broker, "datasources.resolveVirtual", { uuid, user: { Login: user.Login, Uuid: user.Uuid, GroupPath: user.GroupPath } }),
 			nodeByUuid: (uuid) => index.byUuid(uuid),
 			nodeAcls: async (roles) => {
 				const acls: { NodeID?: string; WorkspaceID?: string }[] = await this.broker.call("acl.find", { RoleIDs: roles, Actions: ["read", "write", "deny"] });

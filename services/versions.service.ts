@@ -22,6 +22,7 @@ import type { DataSource } from "../lib/datasources/model";
 import { NODE_DELETED_STRATEGIES, checkPolicyId, normalizePolicy, type PolicyInput } from "../lib/versions/policy";
 import type { VersionEntry } from "../lib/versions/prune";
 import { VersionKeeper, type CaptureRequest, type ChangedNode } from "../lib/versions/keeper";
+import { call } from "../lib/contracts";
 
 interface TreeChanged {
 	type: string;
@@ -87,7 +88,7 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			async handler(this: This, ctx: Context<PolicyInput & { Uuid: string }, Meta>) {
 				requireAdmin(ctx);
 				const { Uuid, ...input } = ctx.params;
-				return this.keeper.putPolicy(normalizePolicy(Uuid, input), (name) => dataSourceOrNull((n) => ctx.call<DataSource, { name: string }>("datasources.get", { name: n }), name));
+				return this.keeper.putPolicy(normalizePolicy(Uuid, input), (name) => dataSourceOrNull((n) => call(ctx, "datasources.get", { name: n }), name));
 			},
 		},
 		deletePolicy: {
@@ -95,7 +96,7 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			params: { Uuid: { type: "string", max: 1024 } },
 			async handler(this: This, ctx: Context<{ Uuid: string }, Meta>) {
 				requireAdmin(ctx);
-				await this.keeper.deletePolicy(checkPolicyId(ctx.params.Uuid), () => ctx.call<DataSource[], Record<string, never>>("datasources.list", {}));
+				await this.keeper.deletePolicy(checkPolicyId(ctx.params.Uuid), () => call(ctx, "datasources.list", {}));
 				return { Success: true };
 			},
 		},
@@ -167,7 +168,7 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		const imported = await importNedbOnce(this.db, loadConfig().dataDir, "versions", async (trx, docs) => void (await VersionsRepo.importNedb(trx, docs)));
 		if (imported.imported) this.logger.info(`Imported ${imported.documents} versioning policies and versions from ${imported.backup}`);
 		this.keeper = new VersionKeeper(new VersionsRepo(this.db), {
-			dataSource: (name) => dataSourceOrNull((n) => this.broker.call<DataSource, { name: string }>("datasources.get", { name: n }), name),
+			dataSource: (name) => dataSourceOrNull((n) => call(this.broker, "datasources.get", { name: n }), name),
 			objectStore: async (name) => (await this.dataStore(name)).store,
 			dropped: (uuids) => void this.broker.broadcast("versions.changed", { uuids }),
 			warn: (m) => this.logger.warn(m),
