@@ -3,74 +3,19 @@
 // ratios of the bare server; stat and folder-listing requests/s against a bare `http` server answering the same
 // bytes; the first page of a folder with 100,000 children. Sizes: BENCH_FILE_MB (default 1024), BENCH_CHILDREN
 // (100000).
-import autocannon from "autocannon";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { cpuMs, freePort, listening, load as run, login, peakRss, startNode } from "./common";
 import { createReadStream, mkdtempSync, rmSync, statSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect, createServer, type AddressInfo } from "node:net";
 import { createHash, randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { NodesRepo, openDatabase, type NodeRecord } from "../lib/db";
 import { S3Client, GetObjectCommand, PutObjectCommand, CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 
-const ROOT = join(__dirname, "..");
 const FILE_MB = Number(process.env.BENCH_FILE_MB || 1024);
 const CHILDREN = Number(process.env.BENCH_CHILDREN || 100_000);
-const DURATION = Number(process.env.BENCH_SECONDS || 8);
-const PASSWORD = "Bench-Admin-1234";
-
-function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const srv = createServer();
-		srv.once("error", reject);
-		srv.listen(0, "127.0.0.1", () => {
-			const { port } = srv.address() as AddressInfo;
-			srv.close(() => resolve(port));
-		});
-	});
-}
-
-function startNode(port: number, dataDir: string): ChildProcess {
-	const child = spawn(process.execPath, ["--max-semi-space-size=2", "dist/bin/start.js", "--config", "dist/moleculer.config.js", "dist/services/**/*.service.js"], {
-		cwd: ROOT,
-		env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: "warn" },
-		stdio: ["ignore", "pipe", "inherit"],
-	});
-	child.stdout?.resume();
-	return child;
-}
-
-async function login(base: string): Promise<string> {
-	for (let i = 0; i < 300; i++) {
-		const r = await fetch(`${base}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password: PASSWORD } }) }).catch(() => null);
-		if (r?.ok) return ((await r.json()) as { JWT: string }).JWT;
-		await new Promise((res) => setTimeout(res, 100));
-	}
-	throw new Error("node did not come up");
-}
-
-/** Peak RSS of a process, sampled from /proc while `work` runs. */
-async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; peakMb: number }> {
-	let peak = 0;
-	const sample = () => {
-		try {
-			const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-			if (m) peak = Math.max(peak, Number(m[1]) / 1024);
-		} catch {
-			/* process gone */
-		}
-	};
-	const timer = setInterval(sample, 20);
-	try {
-		const result = await work();
-		sample();
-		return { result, peakMb: peak };
-	} finally {
-		clearInterval(timer);
-	}
-}
 
 /** One streamed PUT of a file (the light client: no client-side hashing); its duration in ms. */
 function streamedPut(url: string, file: string, headers: Record<string, string>): Promise<number> {
@@ -83,27 +28,6 @@ function streamedPut(url: string, file: string, headers: Record<string, string>)
 		req.on("error", reject);
 		createReadStream(file, { highWaterMark: 1 << 20 }).pipe(req);
 	});
-}
-
-/** Waits until a spawned server accepts connections (a busy machine starts one in well over the 300 ms once waited). */
-async function listening(port: number): Promise<void> {
-	for (let i = 0; i < 200; i++) {
-		const up = await new Promise<boolean>((resolve) => {
-			const s = connect(port, "127.0.0.1", () => {
-				s.destroy();
-				resolve(true);
-			}).on("error", () => resolve(false));
-		});
-		if (up) return;
-		await new Promise((r) => setTimeout(r, 50));
-	}
-	throw new Error(`nothing listens on ${port}`);
-}
-
-/** CPU time (user + system) a process used so far, in ms. */
-function cpuMs(pid: number): number {
-	const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-	return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /**
@@ -152,12 +76,6 @@ async function timedGet(url: string, headers: Record<string, string> = {}): Prom
 	for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) n += chunk.length;
 	if (n !== FILE_MB * 1024 * 1024) throw new Error(`downloaded ${n} bytes`);
 	return Date.now() - t;
-}
-
-function run(opts: autocannon.Options): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
-	return new Promise((resolve, reject) =>
-		autocannon({ connections: 50, duration: DURATION, ...opts }, (err, r) => (err ? reject(err) : resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx }))),
-	);
 }
 
 async function main() {

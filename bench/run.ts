@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServer, type AddressInfo } from "node:net";
+import { freePort } from "./common";
 
 const ROOT = join(__dirname, "..");
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
@@ -29,17 +29,6 @@ async function waitFor(url: string, init?: RequestInit): Promise<Response> {
 		await new Promise((r) => setTimeout(r, 100));
 	}
 	throw new Error(`${url} did not come up`);
-}
-
-function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const srv = createServer();
-		srv.once("error", reject);
-		srv.listen(0, "127.0.0.1", () => {
-			const { port } = srv.address() as AddressInfo;
-			srv.close(() => resolve(port));
-		});
-	});
 }
 
 interface Figures {

@@ -7,50 +7,25 @@
 // With BENCH_TREE_NEDB=<n>, also the one-time import of an NeDB nodes.db of n files at start (nodes/s, peak RSS)
 // and the start after it; BENCH_TREE_FILES=0 measures that alone.
 //   npm run build && node --import tsx bench/tree.ts        (BENCH_TREE_FILES=200000 for a quicker run)
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NodesRepo, openDatabase, type NodeRecord } from "../lib/db";
+import { PASSWORD, freePort, pct, rssMb, since, startNode as startBenchNode, stopNode as stop } from "./common";
 
-const ROOT = join(__dirname, "..");
-const FILES = Number(process.env.BENCH_TREE_FILES || 1_000_000);
+export const FILES = Number(process.env.BENCH_TREE_FILES || 1_000_000);
 const CHILDREN = Math.min(Number(process.env.BENCH_CHILDREN || 100_000), FILES);
 const NEDB = Number(process.env.BENCH_TREE_NEDB || 0);
-const PASSWORD = "Bench-Admin-1234";
 const DS = "pydiods1";
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
-const since = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
-
-function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const srv = createServer();
-		srv.once("error", reject);
-		srv.listen(0, "127.0.0.1", () => {
-			const { port } = srv.address() as AddressInfo;
-			srv.close(() => resolve(port));
-		});
+/** The node on SQLite in dataDir, or on `databaseUrl` (PostgreSQL) when given. */
+function startNode(port: number, dataDir: string, databaseUrl?: string): ChildProcess {
+	return startBenchNode(port, dataDir, { LOG_LEVEL: "info", SCRYPT_N: "1024", DATABASE_URL: databaseUrl }, (line) => {
+		if (/NeDB node index/.test(line)) console.log(`    node: ${line.replace(/^.*?(importing|imported)/, "$1")}`);
 	});
 }
-
-function startNode(port: number, dataDir: string): ChildProcess {
-	const child = spawn(process.execPath, ["--max-semi-space-size=2", "dist/bin/start.js", "--config", "dist/moleculer.config.js", "dist/services/**/*.service.js"], {
-		cwd: ROOT,
-		env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: "info", SCRYPT_N: "1024" },
-		stdio: ["ignore", "pipe", "inherit"],
-	});
-	child.stdout?.on("data", (b: Buffer) => {
-		for (const line of b.toString().split("\n")) if (/NeDB node index/.test(line)) console.log(`    node: ${line.replace(/^.*?(importing|imported)/, "$1")}`);
-	});
-	return child;
-}
-
-const stop = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null ? r() : (c.once("exit", () => r()), c.kill("SIGTERM"))));
-/** VmRSS (now) or VmHWM (the peak so far) of a process, in MB. */
-const rssMb = (pid: number, field: "VmRSS" | "VmHWM" = "VmRSS") => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
 
 /** Logs in as soon as the node answers, then waits for `path` to stat; ms from `t0` to that answer. */
 async function firstAnswer(base: string, path: string, t0: bigint): Promise<{ token: string; ms: number }> {
@@ -102,9 +77,9 @@ async function common(base: string, token: string, pid: number, statPath: string
 }
 
 /** The index, written straight into the database: the big folder, then folders of 1,000 files. */
-async function fill(dataDir: string): Promise<{ sample: string; ms: number }> {
+async function fill(dataDir: string, databaseUrl?: string): Promise<{ sample: string; ms: number }> {
 	const t0 = process.hrtime.bigint();
-	const db = await openDatabase({ dataDir });
+	const db = await openDatabase({ dataDir, databaseUrl });
 	try {
 		const nodes = new NodesRepo(db);
 		const root = await nodes.ensureRoot(DS);
@@ -151,13 +126,29 @@ async function main(): Promise<void> {
 	}
 }
 
-async function largeIndex(port: number, base: string, procs: ChildProcess[], dirs: string[]): Promise<void> {
+/** The figures of the large index against the empty one, as table rows: [measure, empty index, large index]. */
+export type TreeRows = [string, string, string][];
+
+/** The large-index measures on SQLite, or on the PostgreSQL database `databaseUrl` (empty) when given. */
+export async function treeFigures(databaseUrl?: string): Promise<TreeRows> {
+	const procs: ChildProcess[] = [];
+	const dirs: string[] = [];
+	try {
+		const port = await freePort();
+		return await largeIndex(port, `http://127.0.0.1:${port}`, procs, dirs, databaseUrl);
+	} finally {
+		for (const p of procs) p.kill("SIGKILL");
+		for (const d of dirs) rmSync(d, { recursive: true, force: true });
+	}
+}
+
+async function largeIndex(port: number, base: string, procs: ChildProcess[], dirs: string[], databaseUrl?: string): Promise<TreeRows> {
 	const empty = mkdtempSync(join(tmpdir(), "cellar-bench-tree-"));
 	dirs.push(empty);
 
 	// The same node on an empty index.
 	let t0 = process.hrtime.bigint();
-	let node = startNode(port, empty);
+	let node = startNode(port, empty, databaseUrl);
 	procs.push(node);
 	let first = await firstAnswer(base, "common-files", t0);
 	await fetch(`${base}/a/tree/create`, { method: "POST", headers: { Authorization: `Bearer ${first.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ Nodes: [{ Path: "common-files/small", Type: "COLLECTION" }] }) });
@@ -166,17 +157,17 @@ async function largeIndex(port: number, base: string, procs: ChildProcess[], dir
 	await stop(node);
 	// Second start of the empty one: what a restart costs without an index to read.
 	t0 = process.hrtime.bigint();
-	node = startNode(port, empty);
+	node = startNode(port, empty, databaseUrl);
 	procs.push(node);
 	e.startMs = (await firstAnswer(base, "common-files/small/f.txt", t0)).ms;
 	await stop(node);
 
 	// The large index, in the same DATA_DIR layout.
 	console.log(`writing ${FILES.toLocaleString("en")} files into cellar.db...`);
-	const filled = await fill(empty);
+	const filled = await fill(empty, databaseUrl);
 	console.log(`  written in ${(filled.ms / 1000).toFixed(1)} s`);
 	t0 = process.hrtime.bigint();
-	node = startNode(port, empty);
+	node = startNode(port, empty, databaseUrl);
 	procs.push(node);
 	first = await firstAnswer(base, `common-files/${filled.sample}`, t0);
 	const auth = { Authorization: `Bearer ${first.token}`, "Content-Type": "application/json" };
@@ -205,17 +196,21 @@ async function largeIndex(port: number, base: string, procs: ChildProcess[], dir
 	await stop(node);
 
 	const f = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
-	console.log(`\nnode index: ${FILES.toLocaleString("en")} files (one folder of ${CHILDREN.toLocaleString("en")}), SQLite, against an empty index\n`);
+	const rows: TreeRows = [
+		["start to the first answer (a stat)", `${f(e.startMs)} ms`, `${f(l.startMs)} ms`],
+		["RSS once idle", `${f(e.idleRss)} MB`, `${f(l.idleRss)} MB (${f(rssAfter)} MB after the runs below)`],
+		["stat of a file, p50 (never cached)", `${f(e.statP50)} ms`, `${f(l.statP50)} ms`],
+		["4 KiB upload (PUT /io), p50", `${f(e.uploadP50)} ms`, `${f(l.uploadP50)} ms in the ${CHILDREN.toLocaleString("en")}-child folder, ${f(smallInBig.uploadP50)} ms in a 1,000-file one`],
+		[`first page (50) of the ${CHILDREN.toLocaleString("en")}-child folder, first request after the start`, "", `${f(firstPage)} ms`],
+		["the same, then (p50 of 30, never cached)", "", `${f(pct(rest, 50))} ms`],
+		["by size, descending, first time / by mtime p50", "", `${f(bySizeFirst)} ms / ${f(pct(byMtime, 50))} ms`],
+		["a page at Offset 50,000 (OFFSET), p50", "", `${f(pct(deep, 50))} ms`],
+		["page after page from Offset 60,000 (resumed), p50", "", `${f(pct(scroll, 50))} ms`],
+	];
+	console.log(`\nnode index: ${FILES.toLocaleString("en")} files (one folder of ${CHILDREN.toLocaleString("en")}), ${databaseUrl ? "PostgreSQL" : "SQLite"}, against an empty index\n`);
 	console.log("| measure | empty index | large index |\n|---|---:|---:|");
-	console.log(`| start to the first answer (a stat) | ${f(e.startMs)} ms | ${f(l.startMs)} ms |`);
-	console.log(`| RSS once idle | ${f(e.idleRss)} MB | ${f(l.idleRss)} MB (${f(rssAfter)} MB after the runs below) |`);
-	console.log(`| stat of a file, p50 (never cached) | ${f(e.statP50)} ms | ${f(l.statP50)} ms |`);
-	console.log(`| 4 KiB upload (PUT /io), p50 | ${f(e.uploadP50)} ms | ${f(l.uploadP50)} ms in the ${CHILDREN.toLocaleString("en")}-child folder, ${f(smallInBig.uploadP50)} ms in a 1,000-file one |`);
-	console.log(`| first page (50) of the ${CHILDREN.toLocaleString("en")}-child folder, first request after the start | | ${f(firstPage)} ms |`);
-	console.log(`| the same, then (p50 of 30, never cached) | | ${f(pct(rest, 50))} ms |`);
-	console.log(`| by size, descending, first time / by mtime p50 | | ${f(bySizeFirst)} ms / ${f(pct(byMtime, 50))} ms |`);
-	console.log(`| a page at Offset 50,000 (OFFSET), p50 | | ${f(pct(deep, 50))} ms |`);
-	console.log(`| page after page from Offset 60,000 (resumed), p50 | | ${f(pct(scroll, 50))} ms |`);
+	for (const [k, a, b] of rows) console.log(`| ${k} | ${a} | ${b} |`);
+	return rows;
 }
 
 async function nedbImport(port: number, base: string, procs: ChildProcess[], dirs: string[]): Promise<void> {
@@ -256,7 +251,8 @@ async function nedbImport(port: number, base: string, procs: ChildProcess[], dir
 	console.log(`| the next start | ${(again / 1000).toFixed(1)} s, RSS once idle ${idle.toFixed(0)} MB |`);
 }
 
-main().catch((e) => {
-	console.error(e);
-	process.exit(1);
-});
+if (require.main === module)
+	main().catch((e) => {
+		console.error(e);
+		process.exit(1);
+	});
