@@ -1,6 +1,7 @@
 // Tree benchmark (issue 8): a whole node (dist/, as `npm start` runs it) over a node index of BENCH_TREE_FILES
 // files (default 1,000,000: one folder of BENCH_CHILDREN, default 100,000, the rest in folders of 1,000), written
-// into DATA_DIR/cellar.db while the node is stopped. Measures, against the same node on an empty index:
+// into DATA_DIR/cellar.db (or PostgreSQL, from bench/store.ts) while the node is stopped; the search service is
+// left out. Measures, against the same node on an empty index:
 //   start to the first answer (a stat in the big folder), RSS once idle, the first page of the big folder on the
 //   first request after the start and then (by name, by size, deep by Offset), stat p50 (never from the response
 //   cache), a 4 KiB upload p50.
@@ -20,9 +21,13 @@ const CHILDREN = Math.min(Number(process.env.BENCH_CHILDREN || 100_000), FILES);
 const NEDB = Number(process.env.BENCH_TREE_NEDB || 0);
 const DS = "pydiods1";
 
-/** The node on SQLite in dataDir, or on `databaseUrl` (PostgreSQL) when given. */
+/**
+ * The node on SQLite in dataDir, or on `databaseUrl` (PostgreSQL) when given; without the search service (its
+ * in-memory index is built from the whole tree after each start: run it on nodes of its own at this size), unless
+ * BENCH_TREE_SERVICES says otherwise ("all" for every service).
+ */
 function startNode(port: number, dataDir: string, databaseUrl?: string): ChildProcess {
-	return startBenchNode(port, dataDir, { LOG_LEVEL: "info", SCRYPT_N: "1024", DATABASE_URL: databaseUrl }, (line) => {
+	return startBenchNode(port, dataDir, { LOG_LEVEL: "info", SCRYPT_N: "1024", DATABASE_URL: databaseUrl, SERVICES: process.env.BENCH_TREE_SERVICES || "!search" }, (line) => {
 		if (/NeDB node index/.test(line)) console.log(`    node: ${line.replace(/^.*?(importing|imported)/, "$1")}`);
 	});
 }
