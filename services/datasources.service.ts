@@ -21,7 +21,7 @@ import { DataSourceRegistry, type DataSourceCalls } from "../lib/datasources/reg
 import { createS3Bucket, listS3Buckets } from "../lib/datasources/s3";
 import { dataSourceParam, dataSourceProps, str } from "../lib/datasources/params";
 import type { ResolutionUser } from "../lib/datasources/resolution";
-import { broadcast } from "../lib/contracts";
+import { broadcast, call } from "../lib/contracts";
 
 type DsParams = Partial<DataSource> & { Name: string };
 type ResolveParams = { uuid: string; user: ResolutionUser };
@@ -194,8 +194,8 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 				rootAcls: () => ctx.call<RootAcl[], { Actions: string[] }>("acl.find", { Actions: ["workspace-path"] }),
 				tree: hasTree
 					? {
-							sampleKeys: (ds, limit) => ctx.call<string[], { ds: string; limit: number }>("tree.sampleKeys", { ds, limit }),
-							dropDatasource: async (ds) => void (await ctx.call("tree.dropDatasource", { ds })),
+							sampleKeys: (ds, limit) => call(ctx, "tree.sampleKeys", { ds, limit }),
+							dropDatasource: async (ds) => void (await call(ctx, "tree.dropDatasource", { ds })),
 						}
 					: null,
 			};

@@ -8,7 +8,7 @@ import { NotFoundError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { checkJsonMeta, checkNamespace } from "../lib/tree/meta";
-import type { TreeNode } from "../lib/tree/model";
+import { call } from "../lib/contracts";
 
 const nodePath = { type: "string", min: 1, max: 8192 } as const;
 const namespaces = { type: "array", optional: true, items: { type: "string", max: 128 }, max: 100 } as const;
@@ -23,7 +23,7 @@ const MetaService: ServiceSchema = {
 			params: { NodePath: nodePath, Namespace: namespaces },
 			async handler(ctx: Context<{ NodePath: string; Namespace?: string[] }, Meta>) {
 				requireUser(ctx);
-				const r: { Node: TreeNode } = await ctx.call("tree.stat", { Node: ctx.params.NodePath });
+				const r = await call(ctx, "tree.stat", { Node: ctx.params.NodePath });
 				const wanted = ctx.params.Namespace?.filter((n) => n !== "*");
 				if (!wanted?.length || !r.Node.MetaStore) return r.Node;
 				const meta = Object.fromEntries(Object.entries(r.Node.MetaStore).filter(([k]) => k === "name" || wanted.includes(k)));
@@ -37,7 +37,7 @@ const MetaService: ServiceSchema = {
 				requireUser(ctx);
 				const set: Record<string, string> = {};
 				for (const m of ctx.params.Metadatas) set[checkNamespace(m.Namespace)] = checkJsonMeta(m.Namespace, m.JsonMeta);
-				return ctx.call("tree.setMeta", { Path: ctx.params.NodePath, set });
+				return call(ctx, "tree.setMeta", { Path: ctx.params.NodePath, set });
 			},
 		},
 		remove: {
@@ -45,7 +45,7 @@ const MetaService: ServiceSchema = {
 			params: { NodePath: nodePath, Namespace: { ...namespaces, optional: false, min: 1 } },
 			async handler(ctx: Context<{ NodePath: string; Namespace: string[] }, Meta>) {
 				requireUser(ctx);
-				const node = await ctx.call<TreeNode | null, { Path: string; remove: string[] }>("tree.setMeta", { Path: ctx.params.NodePath, remove: ctx.params.Namespace.map(checkNamespace) });
+				const node = await call(ctx, "tree.setMeta", { Path: ctx.params.NodePath, remove: ctx.params.Namespace.map(checkNamespace) });
 				if (!node) throw new NotFoundError(`${ctx.params.NodePath} not found`, "node.notfound");
 				return node;
 			},

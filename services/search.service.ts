@@ -9,10 +9,10 @@ import type { Context, ServiceSchema } from "moleculer";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
-import { SearchEngine, type SearchRequest, type TreeChange } from "../lib/search/engine";
+import { SearchEngine, type SearchRequest } from "../lib/search/engine";
+import { call, type TreeChange } from "../lib/contracts";
 import { MAX_CONTENT_BYTES } from "../lib/search/content";
 import type { IndexNode } from "../lib/search/index";
-import type { RootInfo } from "../lib/search/query";
 import { NotFoundError } from "../lib/errors";
 
 /** Up to this many nodes in a flat datasource, an overwritten file's object is found by listing (see readContent). */
@@ -53,7 +53,7 @@ const SearchService: ServiceSchema = {
 			async handler(ctx: Context<SearchRequest, Meta>) {
 				const user = requireUser(ctx);
 				if (!ctx.params.Query) return { Total: 0 };
-				const roots: RootInfo[] = await ctx.call("tree.roots", {}, { meta: { user } });
+				const roots = await call(ctx, "tree.roots", {}, { meta: { user } });
 				await this.whenReady();
 				return this.engine.search(ctx.params, roots);
 			},
@@ -126,7 +126,7 @@ const SearchService: ServiceSchema = {
 		this.stopping = false;
 		this.engine = new SearchEngine({
 			// A page of a large NeDB tree takes a while (see the report on tree.scan): no short timeout here.
-			scan: (after, limit) => this.broker.call("tree.scan", after ? { after, limit } : { limit }, { timeout: 300_000 }),
+			scan: (after, limit) => call(this.broker, "tree.scan", after ? { after, limit } : { limit }, { timeout: 300_000 }),
 			readContent: (node) => this.readContent(node),
 			onError: (what, err) => this.logger.warn(`search: ${what}: ${(err as Error).message}`),
 		});

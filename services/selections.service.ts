@@ -15,6 +15,7 @@ import { BadRequestError, NotFoundError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import type { TreeNode } from "../lib/tree/model";
+import { call } from "../lib/contracts";
 
 const TTL_SECONDS = 24 * 3600;
 const SWEEP_EVERY_MS = 3600_000;
@@ -48,7 +49,7 @@ const SelectionsService: ServiceSchema<ServiceSettingSchema, SelectionsMethods, 
 				// Every node must exist and be readable by the caller now.
 				const nodes: TreeNode[] = [];
 				for (const p of paths) {
-					const r: { Node: TreeNode } = await ctx.call("tree.stat", { Node: p });
+					const r = await call(ctx, "tree.stat", { Node: p });
 					nodes.push(r.Node);
 				}
 				const sel: SelectionRecord = { uuid: randomUUID(), owner: user.Uuid, paths, expires: Math.floor(Date.now() / 1000) + TTL_SECONDS };

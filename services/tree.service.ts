@@ -33,7 +33,7 @@ import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../lib/jobs/archive";
 import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 import { S3_HEADERS } from "../lib/tree/meta";
 import { checkObjectHeaders, encodeObjectHeaders } from "../lib/io/object-meta";
-import { call } from "../lib/contracts";
+import { broadcast, call, type TreeChange } from "../lib/contracts";
 
 /** S3 headers as internal calls pass them (x-amz-meta-* included); checked again before they are stored. */
 const s3Headers = { type: "record", optional: true, key: { type: "string", max: 256 }, value: { type: "string", max: 8192 } };
@@ -362,9 +362,9 @@ const TreeService: ServiceSchema = {
 			});
 		},
 		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */
-		broadcastChange(type: string, doc: NodeDoc, from?: { ds: string; path: string }) {
+		broadcastChange(type: TreeChange["type"], doc: NodeDoc, from?: TreeChange["from"]) {
 			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, key: doc.key, meta: doc.meta };
-			this.broker.broadcast("tree.changed", from ? { type, node, from } : { type, node });
+			void broadcast(this.broker, "tree.changed", from ? { type, node, from } : { type, node });
 		},
 		async datasource(name: string): Promise<DatasourceHandle> {
 			const h = await this.dataStore(name);

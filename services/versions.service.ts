@@ -21,14 +21,8 @@ import { requireAdmin } from "../lib/identity/resource-policy";
 import type { DataSource } from "../lib/datasources/model";
 import { NODE_DELETED_STRATEGIES, checkPolicyId, normalizePolicy, type PolicyInput } from "../lib/versions/policy";
 import type { VersionEntry } from "../lib/versions/prune";
-import { VersionKeeper, type CaptureRequest, type ChangedNode } from "../lib/versions/keeper";
-import { call } from "../lib/contracts";
-
-interface TreeChanged {
-	type: string;
-	node?: ChangedNode;
-	from?: { ds: string; path: string };
-}
+import { VersionKeeper, type CaptureRequest } from "../lib/versions/keeper";
+import { call, type TreeChange } from "../lib/contracts";
 
 const SWEEP_EVERY_MS = 3_600_000;
 const byteLimit = { type: "number", optional: true, integer: true } as const;
@@ -141,7 +135,7 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	},
 	events: {
 		"tree.changed": {
-			async handler(this: This, ctx: Context<TreeChanged>) {
+			async handler(this: This, ctx: Context<TreeChange>) {
 				const { type, node, from } = ctx.params;
 				if (!node?.Uuid) return;
 				try {

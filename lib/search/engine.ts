@@ -4,12 +4,8 @@
 import { SearchIndex, LEAF, type IndexNode } from "./index";
 import { compileQuery, presentHit, runSearch, sortKey, type RootInfo, type TreeQuery } from "./query";
 import { isTextFile, looksLikeText, tokenize } from "./content";
+import type { TreeChange } from "../contracts/tree";
 
-export interface TreeChange {
-	type: "create" | "content" | "move" | "delete" | "meta";
-	node: IndexNode;
-	from?: { ds: string; path: string };
-}
 
 export interface SearchRequest {
 	Query?: TreeQuery;

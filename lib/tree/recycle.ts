@@ -7,11 +7,12 @@ import type { TreeOperations } from "./operations";
 import type { Resolver } from "./resolver";
 import { joinPath, parentOf } from "./paths";
 import { RECYCLE_BIN, type NodeDoc } from "./model";
+import type { TreeChange } from "../contracts/tree";
 
 export interface RecycleDeps {
 	ops: TreeOperations;
 	resolver: Resolver;
-	changed(type: string, doc: NodeDoc, from?: { ds: string; path: string }): void;
+	changed(type: TreeChange["type"], doc: NodeDoc, from?: TreeChange["from"]): void;
 }
 
 export interface BackgroundJob {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { SearchEngine, type SearchRequest, type TreeChange } from "../../lib/search/engine";
+import { SearchEngine, type SearchRequest } from "../../lib/search/engine";
+import type { TreeChange } from "../../lib/contracts";
 import { SearchIndex, type IndexNode } from "../../lib/search/index";
 import { SortedSlots } from "../../lib/search/sorted";
 import { NameText } from "../../lib/search/names";
