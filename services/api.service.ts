@@ -29,6 +29,7 @@ import { S3Error, errorResponse } from "../lib/io/xml";
 import type { GatewayReadiness } from "../lib/gateway/readiness";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import { derivedKey } from "../lib/auth/jwt";
+import { call } from "../lib/contracts";
 
 const cfg = loadConfig();
 // Set once the service exists: the request log goes through the service's logger (and its LOG_LEVEL).
@@ -334,7 +335,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		applyServerTimeouts(server, now.idleTimeout * 1000);
 		this.io = new IoGateway({
 			identity: (token, ip) => this.resolveIdentity(token, ip),
-			call: (action, params, user) => this.broker.call(action, params, { meta: { user } }),
+			call: (action, params, user) => call(this.broker, action, params, { meta: { user } }),
 			store: async (name) => (await this.dataStore(name)).store,
 			secret: () => derivedKey("io-multipart-uploads"),
 			clientIp: (req) => this.addresses.of(req),

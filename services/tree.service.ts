@@ -412,7 +412,7 @@ const TreeService: ServiceSchema = {
 		this.reader = new TreeReader(
 			index,
 			this.resolver,
-			async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? this.broker.call("versions.list", { uuid }) : []),
+			async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? call(this.broker, "versions.list", { uuid }) : []),
 			async (doc, format) => archiveSource(format, (await this.dataStore(doc.ds)).store, doc.key ?? "", doc.size, { maxEntries: MAX_ARCHIVE_ENTRIES }),
 		);
 		// Content of writes interrupted by a crash is never in the index; it is swept once a day old.

@@ -8,13 +8,17 @@ import type { TreeActions, TreeEvents } from "./tree";
 import type { UsersActions } from "./users";
 import type { TokensActions, TokensEvents } from "./tokens";
 import type { DatasourcesActions, DatasourcesEvents } from "./datasources";
+import type { VersionsActions } from "./versions";
+import type { SelectionsActions } from "./selections";
 
 export type * from "./tree";
 export type * from "./users";
 export type * from "./tokens";
 export type * from "./datasources";
+export type * from "./versions";
+export type * from "./selections";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions {}
 export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents {}
 
 export type ActionName = keyof Actions;
@@ -30,6 +34,11 @@ export interface Caller {
 export interface Emitter {
 	emit<D>(event: string, data?: D, opts?: Record<string, unknown>): Promise<void>;
 	broadcast<D>(event: string, data?: D, opts?: Record<string, unknown>): Promise<void>;
+}
+
+/** Calls an action as a given user (the /io gateway's and the job runners' dependencies). */
+export interface UserCaller<U> {
+	call<A extends ActionName>(action: A, params: ParamsOf<A>, user: U): Promise<ResultOf<A>>;
 }
 
 /** `caller.call(action, params, opts)`, with the action's params and result types. */

@@ -7,11 +7,10 @@ import { loadConfig } from "../config";
 import { readRecord } from "../install/record";
 import { S3_TAGS } from "../tree/meta";
 import { S3Error, accessControlPolicyXml, checkTags, taggingXml, type S3ErrorCode, type S3Tag } from "./xml";
+import type { UserCaller } from "../contracts";
 
 /** The tree service, called as the user (IoDeps.call). */
-interface Caller {
-	call<T>(action: string, params: Record<string, unknown>, user: Identity): Promise<T>;
-}
+type Caller = UserCaller<Identity>;
 interface StatNode {
 	Type: "LEAF" | "COLLECTION";
 	MetaStore?: Record<string, string>;
@@ -52,7 +51,7 @@ export function notConfigured(operation: string): S3Error {
 
 /** A file, or with `markers` also a folder named `dir/` (its marker object): anything else is NoSuchKey. */
 async function objectAt(deps: Caller, key: string, user: Identity, markers: boolean): Promise<StatNode> {
-	const { Node } = await deps.call<{ Node: StatNode }>("tree.stat", { Node: key }, user);
+	const { Node } = await deps.call("tree.stat", { Node: key }, user);
 	if (Node.Type === "LEAF" ? key.endsWith("/") : !markers || !key.endsWith("/")) throw new S3Error("NoSuchKey", `${key} does not exist`, { Key: key });
 	return Node;
 }

@@ -2,6 +2,7 @@
 // the user's token (as the SigV4 access key with the secret "gatewaysecret", as X-Pydio-Bearer, or as
 // ?pydio_jwt=). Listings and permissions come from the tree service; bytes flow between the HTTP socket and the
 // datasource's store in this process, streamed, never through the transporter.
+import type { Located, Prepared, UserCaller } from "../contracts";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { pipeline } from "node:stream/promises";
@@ -17,7 +18,6 @@ import { headersFromRequest, decodeObjectHeaders, type ObjectHeaders } from "./o
 import { contentMd5, requestChecksum, withContentMd5 } from "./checksums";
 import { ZipWriter, safeEntryPath } from "../jobs/zip";
 import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../jobs/archive";
-import type { ArchiveFormat } from "../jobs/params";
 import {
 	S3Error,
 	errorResponse,
@@ -44,7 +44,7 @@ import {
 
 export interface IoDeps {
 	identity(token: string, ip: string): Promise<Identity>;
-	call<T>(action: string, params: Record<string, unknown>, user: Identity): Promise<T>;
+	call: UserCaller<Identity>["call"];
 	store(datasource: string): Promise<ObjectStore>;
 	/** Key signing multipart upload ids, so that they carry their target without server-side state. */
 	secret(): string;
@@ -55,20 +55,6 @@ export interface IoDeps {
 	log(line: string): void;
 }
 
-interface Located {
-	ds: string;
-	path: string;
-	/** `Headers`: what the client stored with the content (Content-Type, x-amz-meta-*…), as JSON. */
-	node: { Uuid: string; Type: "LEAF" | "COLLECTION"; Key?: string; Size: number; MTime: number; Etag?: string; Headers?: string } | null;
-	/** When the path goes inside an archive file: that file, and the entry's path in it. */
-	archive?: { Key?: string; Size: number; MTime: number; Format: ArchiveFormat; Inner: string };
-}
-interface Prepared {
-	ds: string;
-	path: string;
-	uuid: string;
-	key: string;
-}
 interface Upload extends Prepared {
 	/** The store's own upload id. */
 	s: string;
@@ -226,14 +212,14 @@ export class IoGateway {
 				if (src.versionId && src.versionId !== "null") return this.copyVersion(res, user, key, src.key, src.versionId, headers); // versions
 				// The copy has the source's tags (COPY, S3's default) or the request's (REPLACE); onto itself it keeps its own.
 				const tags = s3.taggingDirective === "REPLACE" ? (s3.tagging ?? []) : src.key !== key ? await tagsOf(this.deps, src.key, user) : undefined;
-				const r = await this.deps.call<{ Etag: string; MTime: number }>("tree.copyObject", { From: src.key, To: key, ...(headers ? { Headers: headers } : {}) }, user);
+				const r = await this.deps.call("tree.copyObject", { From: src.key, To: key, ...(headers ? { Headers: headers } : {}) }, user);
 				if (tags) await storeTags(this.deps, key, user, tags);
-				return this.xml(res, 200, copyObjectResultXml({ ETag: r.Etag, LastModified: r.MTime * 1000 }));
+				return this.xml(res, 200, copyObjectResultXml({ ETag: r.Etag ?? "", LastModified: r.MTime * 1000 }));
 			}
 			case "CreateMultipartUpload": {
 				// Checked before anything is created: too large metadata leaves no upload behind.
 				const h = headersFromRequest(req.headers, s3.payload);
-				const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
+				const w = await this.deps.call("tree.prepareWrite", { Path: key }, user);
 				const store = await this.deps.store(w.ds);
 				const s = await store.createMultipart(w.key);
 				// The headers ride in the signed upload id, as the rest of the upload's state.
@@ -260,7 +246,7 @@ export class IoGateway {
 				const up = this.upload(s3, user, key);
 				const src = s3.copySource;
 				if (!src || !BUCKETS.includes(src.bucket)) throw new S3Error("NoSuchBucket", "Parts can only be copied from the io bucket");
-				const from = await this.deps.call<Located>("tree.locate", { Path: src.key, need: "read" }, user);
+				const from = await this.deps.call("tree.locate", { Path: src.key, need: "read" }, user);
 				if (!from.node?.Key || from.node.Type !== "LEAF") throw new S3Error("NoSuchKey", `${src.key} does not exist`);
 				// versions: a CopySource with ?versionId= reads that kept version.
 				const source = src.versionId && src.versionId !== "null" ? await this.version(from.node.Uuid, src.versionId, user, src.key) : { ds: from.ds, key: from.node.Key, size: from.node.Size };
@@ -322,7 +308,7 @@ export class IoGateway {
 	private async list(s3: S3Request, res: ServerResponse, user: Identity): Promise<void> {
 		const p = s3.list!;
 		const startAfter = p.version === 2 ? (p.continuationToken ? Buffer.from(p.continuationToken, "base64url").toString("utf8") : p.startAfter) : p.marker;
-		const r = await this.deps.call<{ Contents: { Key: string; Size: number; MTime: number; Etag?: string }[]; CommonPrefixes: string[]; IsTruncated: boolean; NextStartAfter?: string }>(
+		const r = await this.deps.call(
 			"tree.listObjects",
 			{ Prefix: p.prefix, Delimiter: p.delimiter, StartAfter: startAfter, MaxKeys: p.maxKeys },
 			user,
@@ -356,7 +342,7 @@ export class IoGateway {
 	}
 
 	private async get(s3: S3Request, req: IncomingMessage, res: ServerResponse, user: Identity, key: string): Promise<void> {
-		const loc = await this.deps.call<Located>("tree.locate", { Path: key, need: "read" }, user);
+		const loc = await this.deps.call("tree.locate", { Path: key, need: "read" }, user);
 		const node = loc.node;
 		const selection = SELECTION_ZIP.exec(key);
 		if (!node && selection && s3.operation === "GetObject") return this.zipSelection(selection[1], res, user);
@@ -427,10 +413,10 @@ export class IoGateway {
 		contentMd5(req.headers);
 		if (s3.payload.objectSize !== undefined) {
 			// Before prepareWrite, which makes the missing folders: a refused upload leaves nothing.
-			const where = await this.deps.call<Located>("tree.locate", { Path: key, need: "write" }, user);
+			const where = await this.deps.call("tree.locate", { Path: key, need: "write" }, user);
 			await checkRoom(await this.deps.store(where.ds), s3.payload.objectSize);
 		}
-		const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
+		const w = await this.deps.call("tree.prepareWrite", { Path: key }, user);
 		const store = await this.deps.store(w.ds);
 		const decoded = req.pipe(createBodyDecoder(s3.payload, verified, { checksum }));
 		req.on("error", (e) => decoded.destroy(e));
@@ -459,16 +445,16 @@ export class IoGateway {
 	 * is a copy onto the same key; the write keeps the replaced content as a new version, like any overwrite).
 	 */
 	private async copyVersion(res: ServerResponse, user: Identity, key: string, srcKey: string, versionId: string, headers: ObjectHeaders | undefined): Promise<void> {
-		const from = await this.deps.call<Located>("tree.locate", { Path: srcKey, need: "read" }, user);
+		const from = await this.deps.call("tree.locate", { Path: srcKey, need: "read" }, user);
 		if (!from.node || from.node.Type !== "LEAF") throw new S3Error("NoSuchKey", `${srcKey} does not exist`, { Key: srcKey });
 		const v = await this.version(from.node.Uuid, versionId, user, srcKey);
 		// Opened before the write: capturing the target's current content may prune the very version being copied.
 		const body = await (await this.deps.store(v.ds)).get(v.key);
 		try {
-			const w = await this.deps.call<Prepared>("tree.prepareWrite", { Path: key }, user);
+			const w = await this.deps.call("tree.prepareWrite", { Path: key }, user);
 			const written = await (await this.deps.store(w.ds)).put(w.key, body, { size: v.size });
 			// A kept version has no stored headers of its own: the copy has the request's (REPLACE) or none.
-			const r = await this.deps.call<{ MTime: number }>("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5, headers }, user);
+			const r = await this.deps.call("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5, headers }, user);
 			res.setHeader("x-amz-copy-source-version-id", versionId);
 			return this.xml(res, 200, copyObjectResultXml({ ETag: written.md5, LastModified: r.MTime * 1000 }));
 		} catch (e) {
@@ -480,19 +466,19 @@ export class IoGateway {
 
 	/** A saved selection (POST /a/tree/selection) as one zip, streamed: nothing is staged on disk. */
 	private async zipSelection(uuid: string, res: ServerResponse, user: Identity): Promise<void> {
-		const { paths } = await this.deps.call<{ paths: string[] }>("selections.get", { uuid }, user);
+		const { paths } = await this.deps.call("selections.get", { uuid }, user);
 		const zip = new ZipWriter();
 		res.writeHead(200, { "Content-Type": "application/zip", "Content-Disposition": `attachment; filename="selection-${uuid.slice(0, 8)}.zip"` });
 		const sent = pipeline(zip.output, res);
 		const addFile = async (userPath: string, name: string) => {
-			const loc = await this.deps.call<Located>("tree.locate", { Path: userPath, need: "read" }, user);
+			const loc = await this.deps.call("tree.locate", { Path: userPath, need: "read" }, user);
 			if (!loc.node?.Key || loc.node.Type !== "LEAF") return;
 			const store = await this.deps.store(loc.ds);
 			await zip.addFile(name, await store.get(loc.node.Key), { mtime: loc.node.MTime * 1000, size: loc.node.Size });
 		};
 		for (const path of paths) {
 			const top = path.slice(path.lastIndexOf("/") + 1);
-			const loc = await this.deps.call<Located>("tree.locate", { Path: path, need: "read" }, user);
+			const loc = await this.deps.call("tree.locate", { Path: path, need: "read" }, user);
 			if (loc.node?.Type === "LEAF") {
 				await addFile(path, top);
 				continue;
@@ -501,7 +487,7 @@ export class IoGateway {
 			await zip.addDirectory(top);
 			let after: string | undefined;
 			for (;;) {
-				const page = await this.deps.call<{ Contents: { Key: string }[]; IsTruncated: boolean; NextStartAfter?: string }>("tree.listObjects", { Prefix: `${path}/`, StartAfter: after, MaxKeys: 1000 }, user);
+				const page = await this.deps.call("tree.listObjects", { Prefix: `${path}/`, StartAfter: after, MaxKeys: 1000 }, user);
 				for (const c of page.Contents) await addFile(c.Key, `${top}/${c.Key.slice(path.length + 1)}`);
 				if (!page.IsTruncated || !page.NextStartAfter) break;
 				after = page.NextStartAfter;

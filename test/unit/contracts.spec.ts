@@ -47,6 +47,9 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"datasources.virtualNodes": true,
 	"datasources.resolveVirtual": true,
 	"datasources.ensureDefaults": true,
+	"versions.list": true,
+	"versions.locate": true,
+	"selections.get": true,
 };
 
 /** `service.action` for every action of a schema, its mixins' included (an action's own `name` wins). */
