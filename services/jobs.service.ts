@@ -86,7 +86,7 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					await call(ctx, "datasources.get", { name: (params as { dsName: string }).dsName });
 				}
 				if ((await this.repo.countActive(user.Login)) >= MAX_ACTIVE_PER_USER) throw new TooManyRequestsError(`You already have ${MAX_ACTIVE_PER_USER} jobs waiting or running`);
-				await precheck({ call: (a, p) => ctx.call(a, p, { meta: { user }, timeout: 0 }), store: async (ds) => (await this.dataStore(ds)).store }, name, params);
+				await precheck({ call: (a, p) => call(ctx, a, p, { meta: { user }, timeout: 0 }), store: async (ds) => (await this.dataStore(ds)).store }, name, params);
 				const id = jobId(name, params, randomUUID());
 				const existing = await this.repo.job(id);
 				if (existing) {
@@ -248,7 +248,7 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			publish: async (job, task) => void (await this.broker.broadcast("jobs.task.changed", { job: presentJob(job), task: presentTask(task) })),
 			sendControl: (taskId, cmd) => this.broker.broadcast("jobs.task.control", { TaskId: taskId, Cmd: cmd }),
 			nodeAvailable: (node) => !!this.broker.registry.nodes.get(node)?.available,
-			call: (action, params, user) => this.broker.call(action, params, { meta: { user }, timeout: 0 }),
+			call: (action, params, user) => call(this.broker, action, params, { meta: { user }, timeout: 0 }),
 			hasAction: (action) => !(this.broker.findNextActionEndpoint(action) instanceof Error),
 			store: async (ds) => (await this.dataStore(ds)).store,
 			ownerInfo: (uuid) =>

@@ -36,6 +36,8 @@ export interface ObjectListing {
 	NextStartAfter?: string;
 }
 export type NodeRef = { Path?: string; Uuid?: string };
+/** A node as `tree.scan` pages them (every indexed node has a size and a modification time). */
+export type ScannedNode = IndexNode & { size: number; mtime: number };
 
 export interface TreeActions {
 	"tree.stat": { params: { Node: string }; result: { Node: TreeNode } };
@@ -50,7 +52,7 @@ export interface TreeActions {
 	"tree.sampleKeys": { params: { ds: string; limit: number }; result: string[] };
 	"tree.dropDatasource": { params: { ds: string }; result: { Removed: number } };
 	"tree.roots": { params: Record<string, never>; result: RootInfo[] };
-	"tree.scan": { params: { after?: string; limit: number }; result: IndexNode[] };
+	"tree.scan": { params: { after?: string; limit: number }; result: ScannedNode[] };
 	"tree.locate": { params: { Path: string; need: "read" | "write" }; result: Located };
 	"tree.prepareWrite": { params: { Path: string }; result: Prepared };
 	"tree.commitWrite": { params: Prepared & { size: number; etag: string; headers?: Record<string, string> }; result: WrittenObject };

@@ -13,6 +13,7 @@ import type { ControlDeps } from "./control";
 import type { JobName } from "./params";
 import { JobFailure, RUNNERS, type JobEnv } from "./runners";
 import { RESTART_MESSAGE, SYSTEM_USER, identityOf, isActive, operationUuid, type JobDoc, type JobStore, type LogLevel, type TaskDoc, type TaskStatus } from "./model";
+import type { UserCaller } from "../contracts";
 
 const MAX_LOGS_PER_TASK = 2000;
 const PROGRESS_EVERY_MS = 500;
@@ -33,7 +34,7 @@ export interface EngineDeps {
 	/** Another node of the cluster, and up. */
 	nodeAvailable(node: string): boolean;
 	/** An internal action, as `user`, without timeout. */
-	call<T = unknown>(action: string, params: Record<string, unknown>, user: Identity): Promise<T>;
+	call: UserCaller<Identity>["call"];
 	hasAction(action: string): boolean;
 	store(ds: string): Promise<ObjectStore>;
 	/** The owner as the users service knows them now; undefined when there is no users service. */
@@ -190,7 +191,7 @@ export class JobEngine {
 			const env: JobEnv = {
 				user,
 				control,
-				call: <T>(action: string, params: Record<string, unknown>) => this.deps.call<T>(action, params, user),
+				call: (action, params) => this.deps.call(action, params, user),
 				hasAction: (action) => this.deps.hasAction(action),
 				store: (ds) => this.deps.store(ds),
 				log: (level, msg) => log(level, msg),

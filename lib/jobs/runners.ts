@@ -15,28 +15,16 @@ import { ZipClosedError, ZipFormatError, safeEntryPath } from "./zip";
 import { TarFormatError } from "./tar";
 import { MAX_ARCHIVE_ENTRIES, archiveSink, archiveSource, inspect } from "./archive";
 import { resync, type IndexEntry } from "./resync";
-import type { FlatCheck } from "../tree/operations";
 import type { CompressParams, CopyMoveParams, DeleteParams, ExtractParams, JobName, JobParams, ResyncParams } from "./params";
+import type { ActionName, Located, ParamsOf, ResultOf } from "../contracts";
 
 export class JobFailure extends Error {}
 
-export interface LocatedNode {
-	ds: string;
-	path: string;
-	node: { Uuid: string; Type: "LEAF" | "COLLECTION"; Key?: string; Size: number; MTime: number; Etag?: string } | null;
-}
-
-interface ListedNode {
-	Path: string;
-	Type: "LEAF" | "COLLECTION";
-	Size?: number;
-	MTime?: number;
-}
 
 export interface JobEnv {
 	user: Identity;
 	/** An internal action, called with the owner's identity and no timeout. */
-	call<T = unknown>(action: string, params: Record<string, unknown>): Promise<T>;
+	call<A extends ActionName>(action: A, params: ParamsOf<A>): Promise<ResultOf<A>>;
 	hasAction(action: string): boolean;
 	store(ds: string): Promise<ObjectStore>;
 	log(level: "info" | "warn" | "error", msg: string): Promise<void>;
@@ -58,8 +46,8 @@ export function numbered(path: string, i: number, isFile: boolean): string {
 	return joinPath(parentOf(path), `${stem}-${i}${ext}`);
 }
 
-export async function locate(env: JobEnv, path: string, need: "read" | "write"): Promise<LocatedNode> {
-	return env.call<LocatedNode>("tree.locate", { Path: path, need });
+export async function locate(env: JobEnv, path: string, need: "read" | "write"): Promise<Located> {
+	return env.call("tree.locate", { Path: path, need });
 }
 
 /** `path` if free, else the first free "name-N". */
@@ -146,7 +134,7 @@ async function copyMove(env: JobEnv, p: CopyMoveParams): Promise<string> {
 async function remove(env: JobEnv, p: DeleteParams): Promise<string> {
 	const r = await eachItem(env, p.nodes, async (path) => {
 		try {
-			const res = await env.call<{ DeleteJobs?: { Label?: string }[] }>("tree.remove", { Nodes: [{ Path: path }] });
+			const res = await env.call("tree.remove", { Nodes: [{ Path: path }] });
 			await env.log("info", res.DeleteJobs?.[0]?.Label ?? `Deleted ${path}`);
 		} catch (e) {
 			await env.log("error", `Could not delete ${path}: ${errMsg(e)}`);
@@ -182,7 +170,7 @@ async function collect(env: JobEnv, nodes: string[]): Promise<ArchiveItem[]> {
 			const f = folders.shift() as { path: string; name: string };
 			for (let offset = 0; ; ) {
 				await env.control.checkpoint();
-				const page = await env.call<{ Nodes?: ListedNode[] }>("tree.stats", { NodePaths: [`${f.path}/*`], Offset: offset, Limit: 1000 });
+				const page = await env.call("tree.stats", { NodePaths: [`${f.path}/*`], Offset: offset, Limit: 1000 });
 				const list = page.Nodes ?? [];
 				for (const n of list) {
 					const item = { path: n.Path, name: `${f.name}/${baseName(n.Path)}`, type: n.Type, size: Number(n.Size ?? 0), mtime: Number(n.MTime ?? 0) };
@@ -203,7 +191,7 @@ async function compress(env: JobEnv, p: CompressParams): Promise<string> {
 	const total = items.reduce((n, i) => n + (i.type === "LEAF" ? i.size : 0), 0) || 1;
 	const archive = await freePath(env, p.archiveName, true);
 	if (archive !== p.archiveName) await env.log("info", `${p.archiveName} already exists: writing ${archive}`);
-	const target = await env.call<{ ds: string; path: string; uuid: string; key: string }>("tree.prepareWrite", { Path: archive });
+	const target = await env.call("tree.prepareWrite", { Path: archive });
 	const store = await env.store(target.ds);
 	const sink = archiveSink(p.format, env.control.signal);
 	const upload = store.put(target.key, sink.output);
@@ -248,7 +236,7 @@ export const PRECHECK_TAR_MAX = 64 * 1024 * 1024;
 
 /** The archive of an extract job; `inspectIt` reads all its names (zip-slip check) and sizes first. */
 export async function openArchive(env: Pick<JobEnv, "call" | "store">, p: ExtractParams, inspectIt: boolean) {
-	const loc = await env.call<LocatedNode>("tree.locate", { Path: p.node, need: "read" });
+	const loc = await env.call("tree.locate", { Path: p.node, need: "read" });
 	if (!loc.node) throw new NotFoundError(`${p.node} not found`, "node.notfound");
 	if (loc.node.Type !== "LEAF" || !loc.node.Key) throw new JobFailure(`${p.node} is not a file`);
 	const src = await archiveSource(p.format, await env.store(loc.ds), loc.node.Key, loc.node.Size, { maxEntries: MAX_ARCHIVE_ENTRIES });
@@ -260,7 +248,7 @@ export async function openArchive(env: Pick<JobEnv, "call" | "store">, p: Extrac
  * past the room left (a "zip bomb") would only fill the disk that every other write needs.
  */
 async function checkRoom(env: Pick<JobEnv, "call" | "store">, dest: string, bytes: number): Promise<void> {
-	const where = await env.call<LocatedNode>("tree.locate", { Path: dest, need: "write" });
+	const where = await env.call("tree.locate", { Path: dest, need: "write" });
 	const free = await (await env.store(where.ds)).freeSpace?.();
 	if (free !== undefined && bytes > free) throw new JobFailure(`The archive expands to ${formatBytes(bytes)}, more than the ${formatBytes(free)} left on the destination's storage`);
 }
@@ -305,7 +293,7 @@ async function extract(env: JobEnv, p: ExtractParams): Promise<string> {
 					folders++;
 					continue;
 				}
-				const target = await env.call<{ ds: string; path: string; uuid: string; key: string }>("tree.prepareWrite", { Path: path });
+				const target = await env.call("tree.prepareWrite", { Path: path });
 				const store = await env.store(target.ds);
 				const written = await store.put(target.key, await e.open(), { size: e.size });
 				await env.call("tree.commitWrite", { ds: target.ds, path: target.path, uuid: target.uuid, key: target.key, size: written.size, etag: written.md5 });
@@ -331,7 +319,7 @@ async function extract(env: JobEnv, p: ExtractParams): Promise<string> {
 
 /** A flat datasource's tree lives in its index only (objects are named by uuid): it is checked, not rebuilt. */
 async function checkFlatDatasource(env: JobEnv, p: ResyncParams): Promise<string> {
-	const r = await env.call<FlatCheck>("tree.checkFlat", { ds: p.dsName });
+	const r = await env.call("tree.checkFlat", { ds: p.dsName });
 	await env.log("info", `${p.dsName} stores each file under its uuid (flat): its index is checked against its storage, nothing is changed`);
 	for (const path of r.missingPaths) await env.log("error", `Missing in storage (content lost): ${path}`);
 	if (r.missing > r.missingPaths.length) await env.log("error", `... and ${r.missing - r.missingPaths.length} more files missing in storage`);
@@ -346,7 +334,7 @@ async function checkFlatDatasource(env: JobEnv, p: ResyncParams): Promise<string
 }
 
 async function resyncDatasource(env: JobEnv, p: ResyncParams): Promise<string> {
-	const ds = await env.call<{ FlatStorage?: boolean }>("datasources.get", { name: p.dsName });
+	const ds = await env.call("datasources.get", { name: p.dsName });
 	if (ds.FlatStorage !== false) return checkFlatDatasource(env, p);
 	if (!env.hasAction("tree.resyncApply")) throw new JobFailure("The tree service cannot apply a resync yet (no tree.resyncApply action)");
 	const store = await env.store(p.dsName);
@@ -354,7 +342,7 @@ async function resyncDatasource(env: JobEnv, p: ResyncParams): Promise<string> {
 		async *index(): AsyncGenerator<IndexEntry> {
 			let after: string | undefined;
 			for (;;) {
-				const page = await env.call<{ Uuid: string; ds: string; path: string; type: "LEAF" | "COLLECTION"; size: number; etag?: string; mtime: number }[]>("tree.scan", after ? { after, limit: 1000 } : { limit: 1000 });
+				const page = await env.call("tree.scan", after ? { after, limit: 1000 } : { limit: 1000 });
 				for (const n of page) if (n.ds === p.dsName) yield { path: n.path, type: n.type, size: n.size, etag: n.etag, mtime: n.mtime };
 				if (page.length < 1000) return;
 				after = page[page.length - 1].Uuid;
@@ -397,7 +385,7 @@ export const RUNNERS: Record<JobName, (env: JobEnv, p: JobParams) => Promise<str
 /** Checks made when the job is created, so that obvious mistakes are a 4xx rather than a failed task. */
 export async function precheck(env: Pick<JobEnv, "call" | "store">, name: JobName, p: JobParams): Promise<void> {
 	const exists = async (path: string, need: "read" | "write") => {
-		const loc = await env.call<LocatedNode>("tree.locate", { Path: path, need });
+		const loc = await env.call("tree.locate", { Path: path, need });
 		if (!loc.node) throw new NotFoundError(`${path} not found`, "node.notfound");
 		return loc;
 	};
