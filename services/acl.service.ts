@@ -15,6 +15,7 @@ import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
 import { checkFilter, checkId, checkSearch, toACL, validateACL, type ACL, type ACLFilter, type ACLSingleQuery } from "../lib/acl/model";
 import { searchParams } from "../lib/cells/params";
+import { broadcast } from "../lib/contracts";
 
 interface SearchParams {
 	Queries?: ACLSingleQuery[];
@@ -131,12 +132,12 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 			const fields = validateACL(acl);
 			const id = acl.ID ? checkId("ID", acl.ID) : "";
 			const stored = await this.repo.put(fields, id || undefined);
-			if (stored.changed) await ctx.broadcast("identity.changed", { kind: "acl", RoleID: fields.RoleID || undefined, WorkspaceID: fields.WorkspaceID || undefined });
+			if (stored.changed) await broadcast(ctx, "identity.changed", { kind: "acl", RoleID: fields.RoleID || undefined, WorkspaceID: fields.WorkspaceID || undefined });
 			return toACL(stored.acl);
 		},
 		async removeWhere(this: AclThis, ctx: Context<unknown, Meta>, filter: ACLFilter): Promise<number> {
 			const n = await this.repo.deleteWhere(filter);
-			if (n > 0) await ctx.broadcast("identity.changed", { kind: "acl" });
+			if (n > 0) await broadcast(ctx, "identity.changed", { kind: "acl" });
 			return n;
 		},
 	},

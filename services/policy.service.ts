@@ -18,6 +18,7 @@ import { ADMIN_GROUP_UUID, defaultPolicyGroups, type PolicyGroup } from "../lib/
 import { checkId, checkIpList, checkPolicyGroup, matchesFilter } from "../lib/policy/validate";
 import { activeBans, inList, isBanned, normalizeIp } from "../lib/policy/ipban";
 import { IpBans } from "../lib/policy/ip-bans";
+import { broadcast } from "../lib/contracts";
 /** Entries of a list with this name are refused by the gateway (lib/gateway/access), every route, without end. */
 const BLACKLIST = "blacklist";
 const RG_ORDER: Record<string, number> = { rest: 0, acl: 1, oidc: 2 };
@@ -236,7 +237,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 		},
 
 		changed(this: This, kind: "groups" | "iplists" | "bans") {
-			void this.broker.broadcast("policy.changed", { kind });
+			void broadcast(this.broker, "policy.changed", { kind });
 		},
 	},
 

@@ -15,6 +15,7 @@ import { checkIdentifier, wildcard } from "../lib/identity/validate";
 import type { Role } from "../lib/identity/roles";
 import { RoleDirectory } from "../lib/identity/role-directory";
 import { searchParams } from "../lib/cells/params";
+import { broadcast, type IdentityChange } from "../lib/contracts";
 
 interface RoleQuery {
 	Uuid?: string[];
@@ -184,7 +185,7 @@ const RolesService: ServiceSchema = {
 		},
 	},
 	events: {
-		"identity.changed"(ctx: Context<unknown>) {
+		"identity.changed"(ctx: Context<IdentityChange>) {
 			if (RoleDirectory.affectedBy(ctx.params)) (this.directory as RoleDirectory | undefined)?.invalidate();
 		},
 	},
@@ -209,7 +210,7 @@ const RolesService: ServiceSchema = {
 		const report = await importNedbOnce(this.db, loadConfig().dataDir, "roles", importNedbRoles);
 		if (report.imported) this.logger.info(`Imported ${report.documents} roles from the NeDB store (kept as ${report.backup})`);
 		this.directory = new RoleDirectory(new RolesRepo(this.db), async (uuids) => {
-			for (const uuid of uuids) await this.broker.broadcast("identity.changed", { kind: "role", uuid });
+			for (const uuid of uuids) await broadcast(this.broker, "identity.changed", { kind: "role", uuid });
 		});
 	},
 };

@@ -16,6 +16,7 @@ import { loadConfig } from "../lib/config";
 import { publicUser, type UserDoc, type UserQuery } from "../lib/identity/users";
 import type { Role } from "../lib/identity/roles";
 import { searchParams } from "../lib/cells/params";
+import { broadcast, type IdentityChange } from "../lib/contracts";
 
 const userBody = {
 	Login: { type: "string", max: 255 },
@@ -136,7 +137,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, Record<string, never>, V
 		},
 	},
 	events: {
-		"identity.changed"(this: Partial<This>, ctx: Context<unknown>) {
+		"identity.changed"(this: Partial<This>, ctx: Context<IdentityChange>) {
 			if (UserDirectory.affectedBy(ctx.params)) this.admin?.directory.invalidate();
 		},
 	},
@@ -145,7 +146,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, Record<string, never>, V
 			importNedbUsers(trx, docs, (doc, why) => this.logger.warn(`NeDB user document ${doc._id} not imported: ${why}`)),
 		);
 		if (report.imported) this.logger.info(`Imported ${report.documents} users and groups from the NeDB store (kept as ${report.backup})`);
-		const directory = new UserDirectory(new UsersRepo(this.db), (change) => this.broker.broadcast("identity.changed", change));
+		const directory = new UserDirectory(new UsersRepo(this.db), (change) => broadcast(this.broker, "identity.changed", change));
 		const roles: RoleClient = {
 			ensure: (role) => this.broker.call("roles.ensure", role),
 			delete: (uuids) => this.broker.call("roles.delete", { uuids }),

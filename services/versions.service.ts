@@ -22,7 +22,7 @@ import type { DataSource } from "../lib/datasources/model";
 import { NODE_DELETED_STRATEGIES, checkPolicyId, normalizePolicy, type PolicyInput } from "../lib/versions/policy";
 import type { VersionEntry } from "../lib/versions/prune";
 import { VersionKeeper, type CaptureRequest } from "../lib/versions/keeper";
-import { call, type TreeChange } from "../lib/contracts";
+import { broadcast, call, type TreeChange } from "../lib/contracts";
 
 const SWEEP_EVERY_MS = 3_600_000;
 const byteLimit = { type: "number", optional: true, integer: true } as const;
@@ -164,7 +164,7 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		this.keeper = new VersionKeeper(new VersionsRepo(this.db), {
 			dataSource: (name) => dataSourceOrNull((n) => call(this.broker, "datasources.get", { name: n }), name),
 			objectStore: async (name) => (await this.dataStore(name)).store,
-			dropped: (uuids) => void this.broker.broadcast("versions.changed", { uuids }),
+			dropped: (uuids) => void broadcast(this.broker, "versions.changed", { uuids }),
 			warn: (m) => this.logger.warn(m),
 			error: (m) => this.logger.error(m),
 		});

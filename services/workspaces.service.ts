@@ -21,6 +21,7 @@ import { SCOPES, matchesAll, presentAttributes, rootsFromAcls, type AccessibleWo
 import type { AclClient } from "../lib/workspaces/roots";
 import { WorkspaceEditor } from "../lib/workspaces/editor";
 import { searchParams } from "../lib/cells/params";
+import { broadcast } from "../lib/contracts";
 
 interface SearchParams {
 	Queries?: WorkspaceSingleQuery[];
@@ -212,7 +213,7 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 		},
 		editor(this: WsThis, ctx: Context<unknown, Meta>): WorkspaceEditor {
 			return new WorkspaceEditor(this.repo, this.aclClient(ctx), async (uuid) => {
-				await ctx.broadcast("identity.changed", uuid ? { kind: "workspace", uuid } : { kind: "workspace" });
+				await broadcast(ctx, "identity.changed", uuid ? { kind: "workspace", uuid } : { kind: "workspace" });
 			});
 		},
 	},

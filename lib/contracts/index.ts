@@ -8,7 +8,9 @@ import type { TreeActions, TreeEvents } from "./tree";
 import type { UsersActions } from "./users";
 import type { TokensActions, TokensEvents } from "./tokens";
 import type { DatasourcesActions, DatasourcesEvents } from "./datasources";
-import type { VersionsActions } from "./versions";
+import type { VersionsActions, VersionsEvents } from "./versions";
+import type { IdentityEvents } from "./identity";
+import type { PolicyEvents } from "./policy";
 import type { SelectionsActions } from "./selections";
 
 export type * from "./tree";
@@ -17,9 +19,11 @@ export type * from "./tokens";
 export type * from "./datasources";
 export type * from "./versions";
 export type * from "./selections";
+export type * from "./identity";
+export type * from "./policy";
 
 export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

@@ -1,0 +1,13 @@
+// identity.changed — users, groups, roles, ACLs or workspaces changed: gateways drop cached identities and
+// access, each directory decides whether the change concerns it (UserDirectory/RoleDirectory.affectedBy).
+import type { UserChange } from "../identity/user-directory";
+
+export type IdentityChange =
+	| UserChange
+	| { kind: "role"; uuid: string }
+	| { kind: "acl"; RoleID?: string; WorkspaceID?: string }
+	| { kind: "workspace"; uuid?: string };
+
+export interface IdentityEvents {
+	"identity.changed": IdentityChange;
+}
