@@ -14,9 +14,8 @@ import type { Meta } from "../lib/auth/identity";
 import { hasPolicy, requireUser } from "../lib/identity/resource-policy";
 import { loadConfig } from "../lib/config";
 import { publicUser, type UserDoc, type UserQuery } from "../lib/identity/users";
-import type { Role } from "../lib/identity/roles";
 import { searchParams } from "../lib/cells/params";
-import { broadcast, type IdentityChange } from "../lib/contracts";
+import { broadcast, call, type IdentityChange } from "../lib/contracts";
 
 const userBody = {
 	Login: { type: "string", max: 255 },
@@ -148,10 +147,10 @@ const UsersService: ServiceSchema<ServiceSettingSchema, Record<string, never>, V
 		if (report.imported) this.logger.info(`Imported ${report.documents} users and groups from the NeDB store (kept as ${report.backup})`);
 		const directory = new UserDirectory(new UsersRepo(this.db), (change) => broadcast(this.broker, "identity.changed", change));
 		const roles: RoleClient = {
-			ensure: (role) => this.broker.call("roles.ensure", role),
-			delete: (uuids) => this.broker.call("roles.delete", { uuids }),
-			getMany: (uuids) => this.broker.call<Role[], { uuids: string[] }>("roles.getMany", { uuids }),
-			autoApplied: (profile) => this.broker.call<string[], { profile: string }>("roles.autoApplied", { profile }),
+			ensure: (role) => call(this.broker, "roles.ensure", role),
+			delete: (uuids) => call(this.broker, "roles.delete", { uuids }),
+			getMany: (uuids) => call(this.broker, "roles.getMany", { uuids }),
+			autoApplied: (profile) => call(this.broker, "roles.autoApplied", { profile }),
 		};
 		this.admin = new UserAdmin(directory, roles, () => {
 			const cfg = loadConfig();

@@ -11,6 +11,7 @@ import type { DatasourcesActions, DatasourcesEvents } from "./datasources";
 import type { VersionsActions, VersionsEvents } from "./versions";
 import type { IdentityEvents } from "./identity";
 import type { PolicyEvents } from "./policy";
+import type { RolesActions } from "./roles";
 import type { SelectionsActions } from "./selections";
 
 export type * from "./tree";
@@ -21,8 +22,9 @@ export type * from "./versions";
 export type * from "./selections";
 export type * from "./identity";
 export type * from "./policy";
+export type * from "./roles";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions {}
 export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents {}
 
 export type ActionName = keyof Actions;

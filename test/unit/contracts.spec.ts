@@ -50,6 +50,11 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"versions.list": true,
 	"versions.locate": true,
 	"selections.get": true,
+	"roles.ensureDefaults": true,
+	"roles.ensure": true,
+	"roles.getMany": true,
+	"roles.autoApplied": true,
+	"roles.delete": true,
 };
 
 /** `service.action` for every action of a schema, its mixins' included (an action's own `name` wins). */
