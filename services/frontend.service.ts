@@ -10,6 +10,7 @@ import type { Meta } from "../lib/auth/identity";
 import { checkIdentifier } from "../lib/identity/validate";
 import { buildBootConf, APPLICATION_TITLE } from "../lib/frontend/bootconf";
 import { buildStateXml, type AccessibleWorkspace } from "../lib/frontend/state";
+import { call } from "../lib/contracts";
 
 interface StateParams {
 	ws?: string;
@@ -88,9 +89,9 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
 		},
 		async accessibleWorkspaces(this: FrontendThis, ctx: Context<unknown, Meta>): Promise<AccessibleWorkspace[]> {
 			const roles = ctx.meta.user?.Roles ?? [];
-			const list = await ctx.call<unknown, { roles: string[] }>("workspaces.accessible", { roles }, { retries: 2 });
+			const list = await call(ctx, "workspaces.accessible", { roles }, { retries: 2 });
 			if (!Array.isArray(list)) throw new Error("workspaces.accessible did not answer a list");
-			return list as AccessibleWorkspace[];
+			return list;
 		},
 	},
 };

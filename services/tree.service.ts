@@ -395,7 +395,7 @@ const TreeService: ServiceSchema = {
 			},
 		);
 		this.resolver = new Resolver({
-			accessible: (user) => this.broker.call("workspaces.accessible", { roles: user.Roles }),
+			accessible: (user) => call(this.broker, "workspaces.accessible", { roles: user.Roles }),
 			resolveVirtual: (uuid, user) => call(this.broker, "datasources.resolveVirtual", { uuid, user: { Login: user.Login, Uuid: user.Uuid, GroupPath: user.GroupPath } }),
 			nodeByUuid: (uuid) => index.byUuid(uuid),
 			nodeAcls: async (roles) => {

@@ -12,6 +12,7 @@ import type { VersionsActions, VersionsEvents } from "./versions";
 import type { IdentityEvents } from "./identity";
 import type { PolicyEvents } from "./policy";
 import type { RolesActions } from "./roles";
+import type { WorkspacesActions } from "./workspaces";
 import type { SelectionsActions } from "./selections";
 
 export type * from "./tree";
@@ -23,8 +24,9 @@ export type * from "./selections";
 export type * from "./identity";
 export type * from "./policy";
 export type * from "./roles";
+export type * from "./workspaces";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions {}
 export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents {}
 
 export type ActionName = keyof Actions;

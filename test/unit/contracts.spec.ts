@@ -55,6 +55,8 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"roles.getMany": true,
 	"roles.autoApplied": true,
 	"roles.delete": true,
+	"workspaces.accessible": true,
+	"workspaces.ensureDefaults": true,
 };
 
 /** `service.action` for every action of a schema, its mixins' included (an action's own `name` wins). */
