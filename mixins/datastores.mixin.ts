@@ -5,6 +5,7 @@ import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { loadConfig } from "../lib/config";
 import { openDataStore, type ObjectStore } from "../lib/storage";
 import { KeyMaterialCache } from "../lib/encryption/material";
+import { call } from "../lib/contracts";
 
 export type DataSourceConfig = Parameters<typeof openDataStore>[0] & { Name: string; FlatStorage?: boolean };
 
@@ -52,6 +53,6 @@ export const DataStoresMixin = {
 	},
 	created(this: This) {
 		this.$dataStores = new Map();
-		this.$keys = new KeyMaterialCache((id) => this.broker.call("encryption.keyMaterial", { id }));
+		this.$keys = new KeyMaterialCache((id) => call(this.broker, "encryption.keyMaterial", { id }));
 	},
 } as unknown as Partial<ServiceSchema>;

@@ -190,7 +190,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 		calls(this: DsThis, ctx: Context<unknown, Meta>): DataSourceCalls {
 			const hasTree = (this.broker.registry as unknown as { hasService(n: string): boolean }).hasService("tree");
 			return {
-				encryptionKeyExists: (id) => ctx.call<boolean, { id: string }>("encryption.exists", { id }),
+				encryptionKeyExists: (id) => call(ctx, "encryption.exists", { id }),
 				rootAcls: () => ctx.call<RootAcl[], { Actions: string[] }>("acl.find", { Actions: ["workspace-path"] }),
 				tree: hasTree
 					? {

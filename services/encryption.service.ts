@@ -19,7 +19,7 @@ import { requireAdmin } from "../lib/identity/resource-policy";
 import { derivedKey } from "../lib/auth/jwt";
 import { ConflictError, NotFoundError } from "../lib/errors";
 import { checkKeyId, checkLabel, exportKey, importKey, newKeyMaterial, presentKey, seal, unseal, type ApiKey, type KeyDoc, type KeyExport } from "../lib/encryption/keys";
-import { call } from "../lib/contracts";
+import { broadcast, call } from "../lib/contracts";
 
 interface EncMethods {
 	serialized<T>(fn: () => Promise<T>): Promise<T>;
@@ -197,7 +197,7 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 			return all.filter((d) => (d.EncryptionMode ?? "CLEAR") !== "CLEAR" && d.EncryptionKey === id).map((d) => d.Name);
 		},
 		async changed(this: EncThis, id: string): Promise<void> {
-			await this.broker.broadcast("encryption.changed", { KeyID: id });
+			await broadcast(this.broker, "encryption.changed", { KeyID: id });
 		},
 	},
 	created(this: EncThis) {

@@ -13,6 +13,7 @@ import type { IdentityEvents } from "./identity";
 import type { PolicyEvents } from "./policy";
 import type { RolesActions } from "./roles";
 import type { WorkspacesActions } from "./workspaces";
+import type { EncryptionActions, EncryptionEvents } from "./encryption";
 import type { SelectionsActions } from "./selections";
 
 export type * from "./tree";
@@ -25,9 +26,10 @@ export type * from "./identity";
 export type * from "./policy";
 export type * from "./roles";
 export type * from "./workspaces";
+export type * from "./encryption";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

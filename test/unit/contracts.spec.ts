@@ -57,6 +57,8 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"roles.delete": true,
 	"workspaces.accessible": true,
 	"workspaces.ensureDefaults": true,
+	"encryption.keyMaterial": true,
+	"encryption.exists": true,
 };
 
 /** `service.action` for every action of a schema, its mixins' included (an action's own `name` wins). */
