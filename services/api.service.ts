@@ -15,7 +15,7 @@ import { decode, encode } from "../lib/cells/codec";
 import { findOperation, type Operation } from "../lib/cells/spec";
 import { toRestError, BodyTimeoutError, ForbiddenError, UnauthorizedError, NotFoundError, ServiceUnavailableError } from "../lib/errors";
 import { subjectsOf, type Identity, type Meta } from "../lib/auth/identity";
-import { AccessControl, type AccessSnapshot } from "../lib/gateway/access";
+import { AccessControl } from "../lib/gateway/access";
 import { IdentityCache } from "../lib/gateway/identity-cache";
 import { ClientAddress } from "../lib/gateway/client-address";
 import { triesCredentials } from "../lib/gateway/credential-routes";
@@ -346,7 +346,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			},
 			log: (line) => requestLogger(line),
 		});
-		this.access = new AccessControl(() => this.broker.call<AccessSnapshot, Record<string, never>>("policy.snapshot", {}, { timeout: cfg.requestTimeout, retries: 2 }));
+		this.access = new AccessControl(() => call(this.broker, "policy.snapshot", {}, { timeout: cfg.requestTimeout, retries: 2 }));
 	},
 	started(this: GatewayThis) {
 		const addr = this.server?.address?.() as { port?: number } | null | undefined;

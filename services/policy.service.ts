@@ -13,21 +13,15 @@ import { subjectsOf, type Meta } from "../lib/auth/identity";
 import { loadConfig } from "../lib/config";
 import { BadRequestError, ForbiddenError, NotFoundError } from "../lib/errors";
 import { requireAdmin } from "../lib/identity/resource-policy";
-import { isAllowed, type Policy } from "../lib/policy/engine";
+import { isAllowed } from "../lib/policy/engine";
 import { ADMIN_GROUP_UUID, defaultPolicyGroups, type PolicyGroup } from "../lib/policy/defaults";
 import { checkId, checkIpList, checkPolicyGroup, matchesFilter } from "../lib/policy/validate";
 import { activeBans, inList, isBanned, normalizeIp } from "../lib/policy/ipban";
 import { IpBans } from "../lib/policy/ip-bans";
-import { broadcast } from "../lib/contracts";
+import { broadcast, type AccessSnapshot } from "../lib/contracts";
 /** Entries of a list with this name are refused by the gateway (lib/gateway/access), every route, without end. */
 const BLACKLIST = "blacklist";
 const RG_ORDER: Record<string, number> = { rest: 0, acl: 1, oidc: 2 };
-
-interface Snapshot {
-	policies: Policy[];
-	ipLists: Record<string, string[]>;
-	bans: { IP: string; BanExpire: number }[];
-}
 
 interface Vars extends DatabaseVars {
 	repo: PoliciesRepo;
@@ -160,7 +154,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 		snapshot: {
 			retryPolicy: { enabled: true },
 			params: {},
-			async handler(this: This): Promise<Snapshot> {
+			async handler(this: This): Promise<AccessSnapshot> {
 				const [groups, ipLists, states] = await Promise.all([this.groups(), this.ipLists(), this.repo.bannedAt(Date.now())]);
 				const policies = groups.filter((g) => g.ResourceGroup === "rest").flatMap((g) => g.Policies ?? []);
 				// The blacklist travels in ipLists: it refuses everything, where a ban only refuses credentials.

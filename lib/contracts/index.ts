@@ -10,7 +10,7 @@ import type { TokensActions, TokensEvents } from "./tokens";
 import type { DatasourcesActions, DatasourcesEvents } from "./datasources";
 import type { VersionsActions, VersionsEvents } from "./versions";
 import type { IdentityEvents } from "./identity";
-import type { PolicyEvents } from "./policy";
+import type { PolicyActions, PolicyEvents } from "./policy";
 import type { RolesActions } from "./roles";
 import type { WorkspacesActions } from "./workspaces";
 import type { EncryptionActions, EncryptionEvents } from "./encryption";
@@ -28,7 +28,7 @@ export type * from "./roles";
 export type * from "./workspaces";
 export type * from "./encryption";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions {}
 export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents {}
 
 export type ActionName = keyof Actions;

@@ -1,4 +1,13 @@
-// policy.changed — security policy groups, IP lists or bans changed (gateways reload their access snapshot).
+// policy — the gateways' access snapshot (`policy.snapshot`) and `policy.changed` (security policy groups, IP
+// lists or bans changed: gateways reload their snapshot).
+import type { AccessSnapshot } from "../gateway/access";
+
+export type { AccessSnapshot };
+
+export interface PolicyActions {
+	"policy.snapshot": { params: Record<string, never>; result: AccessSnapshot };
+}
+
 export interface PolicyChange {
 	kind: "groups" | "iplists" | "bans";
 }

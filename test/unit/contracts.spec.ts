@@ -59,6 +59,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"workspaces.ensureDefaults": true,
 	"encryption.keyMaterial": true,
 	"encryption.exists": true,
+	"policy.snapshot": true,
 };
 
 /** `service.action` for every action of a schema, its mixins' included (an action's own `name` wins). */
