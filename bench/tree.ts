@@ -168,7 +168,7 @@ async function largeIndex(port: number, base: string, procs: ChildProcess[], dir
 	await stop(node);
 
 	// The large index, in the same DATA_DIR layout.
-	console.log(`writing ${FILES.toLocaleString("en")} files into cellar.db...`);
+	console.log(`writing ${FILES.toLocaleString("en")} files into ${databaseUrl ? "PostgreSQL" : "cellar.db"}...`);
 	const filled = await fill(empty, databaseUrl);
 	console.log(`  written in ${(filled.ms / 1000).toFixed(1)} s`);
 	t0 = process.hrtime.bigint();
