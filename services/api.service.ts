@@ -210,7 +210,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			const hit = this.identities.get(token);
 			if (hit) return hit;
 			const generation = this.identities.generation;
-			const identity = await this.broker.call<Identity, { token: string }>("auth.resolve", { token }, { meta: { ip } });
+			const identity = await call(this.broker, "auth.resolve", { token }, { meta: { ip } });
 			this.identities.remember(token, identity, Date.now(), generation);
 			return identity;
 		},

@@ -11,6 +11,7 @@ import type { DatasourcesActions, DatasourcesEvents } from "./datasources";
 import type { VersionsActions, VersionsEvents } from "./versions";
 import type { IdentityEvents } from "./identity";
 import type { PolicyActions, PolicyEvents } from "./policy";
+import type { AuthActions } from "./auth";
 import type { RolesActions } from "./roles";
 import type { WorkspacesActions } from "./workspaces";
 import type { EncryptionActions, EncryptionEvents } from "./encryption";
@@ -27,8 +28,9 @@ export type * from "./policy";
 export type * from "./roles";
 export type * from "./workspaces";
 export type * from "./encryption";
+export type * from "./auth";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions {}
 export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents {}
 
 export type ActionName = keyof Actions;

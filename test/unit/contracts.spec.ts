@@ -60,6 +60,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"encryption.keyMaterial": true,
 	"encryption.exists": true,
 	"policy.snapshot": true,
+	"auth.resolve": true,
 };
 
 /** `service.action` for every action of a schema, its mixins' included (an action's own `name` wins). */
