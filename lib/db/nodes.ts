@@ -454,13 +454,7 @@ export class NodesRepo {
 		try {
 			return await this.db.transaction(async (trx) => {
 				await this.lockAncestors(trx, ds, [path]);
-				const row = await trx
-					.selectFrom("nodes")
-					.selectAll()
-					.where("ds", "=", ds)
-					.where("path", "=", path)
-					.$if(this.pg, (q) => q.forUpdate())
-					.executeTakeFirst();
+				const row = await this.lockRow(trx, ds, path);
 				if (!row || row.type !== want.type || (want.uuid !== undefined && row.uuid !== want.uuid)) return null;
 				if (row.type === "COLLECTION" && (await trx.selectFrom("nodes").select("uuid").where("parent", "=", row.uuid).limit(1).executeTakeFirst())) return null;
 				await trx.deleteFrom("nodes").where("uuid", "=", row.uuid).execute();
@@ -485,14 +479,13 @@ export class NodesRepo {
 		return { uuid: p.uuid };
 	}
 
+	/** The row at `path`, locked for the transaction on PostgreSQL (SQLite's writer holds the whole file). */
+	private lockRow(trx: Trx, ds: string, path: string) {
+		return trx.selectFrom("nodes").selectAll().where("ds", "=", ds).where("path", "=", path).$if(this.pg, (q) => q.forUpdate()).executeTakeFirst();
+	}
+
 	private async lockedByPath(trx: Trx, ds: string, path: string): Promise<NodeRecord> {
-		const row = await trx
-			.selectFrom("nodes")
-			.selectAll()
-			.where("ds", "=", ds)
-			.where("path", "=", path)
-			.$if(this.pg, (q) => q.forUpdate())
-			.executeTakeFirst();
+		const row = await this.lockRow(trx, ds, path);
 		if (!row) throw new NotFoundError(`${path || ds} not found`, "node.notfound");
 		return toRecord(row);
 	}

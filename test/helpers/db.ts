@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "pg";
-import { openDatabase, type Db, type OpenOptions } from "../../lib/db";
+import { openDatabase, type Db, type OpenOptions, type TaskRecord } from "../../lib/db";
 
 export interface DbHarness {
 	readonly name: "sqlite" | "postgres";
@@ -163,4 +163,9 @@ export function onEveryBackend(title: string, body: (h: () => DbHarness) => void
 export async function freshPostgres(ctx: Mocha.Context): Promise<{ url: string; drop(): Promise<void> }> {
 	const name = await createTestDatabase(ctx);
 	return { url: withDatabase(PG_ADMIN_URL, name), drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined) };
+}
+
+/** A task as the jobs service writes one, queued for alice; `over` changes what a test needs. */
+export function taskRecord(id: string, jobId: string, created: number, over: Partial<TaskRecord> = {}): TaskRecord {
+	return { id, JobID: jobId, Owner: "alice", Status: "Queued", StatusMessage: "", TriggerOwner: "alice", Progress: 0, HasProgress: true, CanStop: true, CanPause: false, Node: "", Created: created, ...over };
 }

@@ -2,7 +2,7 @@
 // cluster and a task run on one node, decided by the database under concurrent callers.
 import assert from "node:assert/strict";
 import { JobsRepo, LeasesRepo, type TaskRecord } from "../../lib/db";
-import { onEveryBackend } from "../helpers/db";
+import { onEveryBackend, taskRecord } from "../helpers/db";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -68,20 +68,7 @@ onEveryBackend("LeasesRepo", (h) => {
 
 onEveryBackend("JobsRepo", (h) => {
 	let jobs: JobsRepo<{ nodes: string[] }, { Login: string }>;
-	const task = (id: string, jobId: string, created: number, status = "Queued"): TaskRecord => ({
-		id,
-		JobID: jobId,
-		Owner: "alice",
-		Status: status,
-		StatusMessage: "",
-		TriggerOwner: "alice",
-		Progress: 0,
-		HasProgress: true,
-		CanStop: true,
-		CanPause: false,
-		Node: "",
-		Created: created,
-	});
+	const task = (id: string, jobId: string, created: number, status = "Queued"): TaskRecord => taskRecord(id, jobId, created, { Status: status });
 	before(async () => {
 		jobs = new JobsRepo(h().db, () => 5000);
 		await jobs.createJob({ id: "job-1", Name: "copy", Label: "Copy", Owner: "alice", OwnerUuid: "u-alice", Params: { nodes: ["a", "b"] }, User: { Login: "alice" }, CreatedAt: 100, ModifiedAt: 100 });

@@ -3,22 +3,9 @@
 // and the NeDB jobs collection imported.
 import assert from "node:assert/strict";
 import { JobsRepo, openDatabase, type TaskRecord } from "../../lib/db";
-import { onEveryBackend } from "../helpers/db";
+import { onEveryBackend, taskRecord } from "../helpers/db";
 
-const task = (id: string, jobId: string, created: number, status = "Queued", node = "n1"): TaskRecord => ({
-	id,
-	JobID: jobId,
-	Owner: "alice",
-	Status: status,
-	StatusMessage: "",
-	TriggerOwner: "alice",
-	Progress: 0,
-	HasProgress: true,
-	CanStop: true,
-	CanPause: true,
-	Node: node,
-	Created: created,
-});
+const task = (id: string, jobId: string, created: number, status = "Queued", node = "n1"): TaskRecord => taskRecord(id, jobId, created, { Status: status, CanPause: true, Node: node });
 const job = (id: string, created: number, owner = "alice") => ({ id, Name: "copy", Label: id, Owner: owner, OwnerUuid: `u-${owner}`, Params: {}, User: {}, CreatedAt: created, ModifiedAt: created });
 
 onEveryBackend("JobsRepo (tasks, logs, pruning)", (h) => {
