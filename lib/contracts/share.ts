@@ -1,0 +1,37 @@
+// share — cells and public links (services/share.service.ts). The gateway's public page (/public/<hash>) asks,
+// before any login, what a visitor of a link may see and how the page logs in as the link's hidden user.
+
+/** Whether a link can be used now: refused links are shown as a page that says why, never as JSON. */
+export type PublicLinkStatus = "ok" | "unknown" | "not-started" | "expired" | "exhausted";
+
+export interface PublicLinkInfo {
+	Status: PublicLinkStatus;
+	Hash: string;
+	Label?: string;
+	Description?: string;
+	/**
+	 * The hidden user's login. The page logs in with `POST /a/frontend/session` (header `X-Pydio-Minisite: <hash>`,
+	 * AuthInfo `{type: "credentials", login, password}`), the password being what the visitor types when
+	 * PasswordRequired, else the preset `<login>#$!Az1` (as Cells' minisite does for links without a password).
+	 */
+	Login?: string;
+	PasswordRequired?: boolean;
+	/** pydio_shared_folder | pydio_unique_dl | pydio_unique_strip | pydio_dropbox_template | … */
+	TemplateName?: string;
+	Permissions?: ("Preview" | "Download" | "Upload")[];
+	/** The path the visitor stats (a file) or lists with `POST /a/tree/stats` `<RootPath>/*` (a folder), and
+	 *  uploads under through /io: it starts with the link workspace's slug. */
+	RootPath?: string;
+	/** True when the shared node is a file. */
+	RootIsFile?: boolean;
+	/** Set when MaxDownloads is set. */
+	MaxDownloads?: number;
+	CurrentDownloads?: number;
+	/** Unix seconds, 0 or absent = none. */
+	AccessEnd?: number;
+}
+
+export interface ShareActions {
+	/** Internal (no REST route): what /public/<hash> shows. Never throws for an unknown hash (Status unknown). */
+	"share.publicLink": { params: { hash: string }; result: PublicLinkInfo };
+}
