@@ -280,6 +280,35 @@ export interface MarkersTable {
 	value: string;
 }
 
+/** A declared user-metadata namespace (lib/db/user-meta). */
+export interface UserMetaNamespacesTable {
+	namespace: string;
+	label: string;
+	ord: number;
+	indexable: Flag;
+	json_definition: string;
+	/** JSON array of resource policies (who may read and write values). */
+	policies: string;
+}
+
+/** A user-metadata value on a node; `owner` is "" for shared values, the user's uuid for per-user ones. */
+export interface UserMetaTable {
+	uuid: string;
+	node_uuid: string;
+	namespace: string;
+	owner: string;
+	json_value: string;
+	/** JSON array of resource policies. */
+	policies: string;
+	/** Unix seconds. */
+	updated_at: number;
+}
+
+export interface UserMetaTagsTable {
+	namespace: string;
+	tag: string;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -303,6 +332,9 @@ export interface Database {
 	task_logs: TaskLogsTable;
 	leases: LeasesTable;
 	markers: MarkersTable;
+	user_meta_namespaces: UserMetaNamespacesTable;
+	user_meta: UserMetaTable;
+	user_meta_tags: UserMetaTagsTable;
 }
 
 export type TableName = keyof Database;
