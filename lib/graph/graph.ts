@@ -93,7 +93,7 @@ export class Graph {
 			}
 		};
 		if (wants("bookmark")) add(await this.deps.bookmarks(caller, limit));
-		if (wants("recent") && out.length < limit) add(await this.deps.recent(caller, limit - out.length));
+		if (wants("recent") && out.length < limit) add(await this.deps.recent(caller, limit)); // not limit - out.length: bookmarks may be among them
 		if (wants("shared") && out.length < limit) {
 			const shared = (await this.deps.accessible(caller.Roles)).filter((w) => SHARED_SCOPES.has(w.Scope));
 			if (shared.length) add(await this.deps.stat(caller, shared.slice(0, limit).map((w) => w.Slug)));
