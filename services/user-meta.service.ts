@@ -183,9 +183,13 @@ const UserMetaService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			async handler(this: UserMetaThis, ctx: Context<TreeChange>) {
 				// A folder's delete is one event: values of what was inside stay unreachable (no node has their uuid).
 				// Not started yet: nothing of it can be deleted here.
-				if (ctx.params.type !== "delete" || !this.repo) return;
-				const n = await this.repo.deleteOfNodes([ctx.params.node.Uuid]);
-				if (n) await broadcast(this.broker, "usermeta.changed", { NodeUuids: [ctx.params.node.Uuid], Namespaces: [], Indexable: false });
+				if (ctx.params.type !== "delete" || !ctx.params.node?.Uuid || !this.repo) return;
+				try {
+					const n = await this.repo.deleteOfNodes([ctx.params.node.Uuid]);
+					if (n) await broadcast(this.broker, "usermeta.changed", { NodeUuids: [ctx.params.node.Uuid], Namespaces: [], Indexable: false });
+				} catch (err) {
+					this.logger.warn(`User metadata of deleted node ${ctx.params.node.Uuid} not removed: ${(err as Error).message}`);
+				}
 			},
 		},
 	},

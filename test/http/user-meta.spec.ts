@@ -184,6 +184,21 @@ describe("HTTP: user metadata", function () {
 		assert.deepEqual(await node.broker.call("user-meta.nodesMatching", { Namespace: "usermeta-hidden", Contains: "x" }, opts), { NodeUuids: [] });
 	});
 
+	it("a deleted node's values go with it", async () => {
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/um/tmp.txt", Type: "LEAF" }] }, alice)).status, 200);
+		const tmp = await uuidOf("common-files/um/tmp.txt", alice);
+		assert.equal((await update(alice, [{ NodeUuid: tmp, Namespace: "usermeta-color", JsonValue: '"gone"' }])).status, 200);
+		const aliceId = await node.broker.call<Identity, { token: string }>("auth.resolve", { token: alice });
+		await node.broker.call("tree.deleteObject", { Path: "common-files/um/tmp.txt" }, { meta: { user: aliceId } });
+		let left: unknown = [];
+		for (let i = 0; i < 50; i++) {
+			left = (await node.api("POST", "/a/user-meta/search", { NodeUuids: [tmp] }, admin)).body.Metadatas;
+			if (!left) break;
+			await new Promise((res) => setTimeout(res, 20));
+		}
+		assert.equal(left, undefined);
+	});
+
 	it("deleting a namespace removes its values from listings", async () => {
 		const del = await node.api("PUT", "/a/user-meta/namespace", { Operation: "DELETE", Namespaces: [{ Namespace: "usermeta-color" }] }, admin);
 		assert.equal(del.status, 200, del.text);
