@@ -7,11 +7,13 @@
  *         `user-meta.nodesMatching` (search by metadata), `user-meta.bookmarkedUuids` (graph).
  * Broadcasts: `usermeta.changed` {NodeUuids, Namespaces, Indexable} after values change (gateways drop cached
  *         listings; a search index reindexes the nodes of indexable namespaces).
- * Consumes: `tree.changed` type delete (the node's values go with it).
+ * Consumes: `tree.changed` type delete (the node's values go with it; a folder's delete, and an hourly sweep on one
+ *         node of the cluster, remove the values of nodes that no longer exist).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
-import { UserMetaRepo, type Db } from "../lib/db";
+import { LeasesRepo, UserMetaRepo, type Db } from "../lib/db";
+import { PeriodicLease } from "../lib/cluster/periodic";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { UserMetadata, type NamespaceIn, type SearchQuery, type UserMetaIn } from "../lib/usermeta/metadata";
@@ -39,14 +41,25 @@ const uuid = { type: "string", max: 255 } as const;
 const namespace = { type: "string", min: 1, max: 128 } as const;
 const uuidList = { type: "array", optional: true, items: uuid, max: 1000 } as const;
 
+/** An hourly sweep of values whose node is gone; after a folder's delete, one sweep this long after. */
+const SWEEP_EVERY_MS = 3600_000;
+const SWEEP_AFTER_DELETE_MS = 5000;
+
 interface UserMetaVars {
 	db: Db;
 	repo: UserMetaRepo;
 	meta: UserMetadata;
+	sweepLease: PeriodicLease;
+	sweeper?: NodeJS.Timeout;
+	pendingSweep?: NodeJS.Timeout;
 }
-type UserMetaThis = Service & UserMetaVars;
+interface UserMetaMethods {
+	sweep(): Promise<number>;
+	sweepSoon(): void;
+}
+type UserMetaThis = Service & UserMetaVars & UserMetaMethods;
 
-const UserMetaService: ServiceSchema<ServiceSettingSchema, Record<string, never>, UserMetaVars> = {
+const UserMetaService: ServiceSchema<ServiceSettingSchema, UserMetaMethods, UserMetaVars> = {
 	name: "user-meta",
 	mixins: [DatabaseMixin],
 	settings: { rest: "/" },
@@ -184,6 +197,7 @@ const UserMetaService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 				// A folder's delete is one event: values of what was inside stay unreachable (no node has their uuid).
 				// Not started yet: nothing of it can be deleted here.
 				if (ctx.params.type !== "delete" || !ctx.params.node?.Uuid || !this.repo) return;
+				if (ctx.params.node.type === "COLLECTION") this.sweepSoon();
 				try {
 					const n = await this.repo.deleteOfNodes([ctx.params.node.Uuid]);
 					if (n) await broadcast(this.broker, "usermeta.changed", { NodeUuids: [ctx.params.node.Uuid], Namespaces: [], Indexable: false });
@@ -191,6 +205,28 @@ const UserMetaService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 					this.logger.warn(`User metadata of deleted node ${ctx.params.node.Uuid} not removed: ${(err as Error).message}`);
 				}
 			},
+		},
+	},
+	methods: {
+		/** Values of nodes that no longer exist are removed; how many. */
+		async sweep(this: UserMetaThis): Promise<number> {
+			try {
+				const n = await this.repo.deleteOrphans();
+				if (n) this.logger.info(`Removed ${n} user metadata values of deleted nodes`);
+				return n;
+			} catch (e) {
+				this.logger.warn(`User metadata sweep failed: ${(e as Error).message}`);
+				return 0;
+			}
+		},
+		/** One sweep shortly after, however many folders are deleted meanwhile. */
+		sweepSoon(this: UserMetaThis) {
+			if (this.pendingSweep) return;
+			this.pendingSweep = setTimeout(() => {
+				this.pendingSweep = undefined;
+				void this.sweep();
+			}, SWEEP_AFTER_DELETE_MS);
+			this.pendingSweep.unref();
 		},
 	},
 	async started(this: UserMetaThis) {
@@ -201,6 +237,15 @@ const UserMetaService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			nodes: async (uuids, user) => (uuids.length ? (await call(this.broker, "tree.statUuids", { Uuids: uuids }, { meta: { user } })).Nodes : []),
 			changed: (change) => broadcast(this.broker, "usermeta.changed", change),
 		});
+		// Once per cluster: the lease's holder sweeps every hour; another node takes over within two if it stops.
+		this.sweepLease = new PeriodicLease(new LeasesRepo(this.db), "user-meta.sweep", this.broker.nodeID, 2 * SWEEP_EVERY_MS, (e) => this.logger.warn(`User metadata sweep lease renewal failed: ${(e as Error).message}`));
+		this.sweeper = setInterval(() => void this.sweepLease.run(() => this.sweep()).catch(() => undefined), SWEEP_EVERY_MS);
+		this.sweeper.unref();
+	},
+	async stopped(this: UserMetaThis) {
+		clearInterval(this.sweeper);
+		clearTimeout(this.pendingSweep);
+		await this.sweepLease?.release().catch(() => undefined);
 	},
 };
 

@@ -118,6 +118,18 @@ export class UserMetaRepo {
 		return n;
 	}
 
+	/**
+	 * Deletes the values of nodes that no longer exist (what was inside a deleted folder: the tree announces the
+	 * folder only); how many. One statement, a primary-key probe of the nodes table per value.
+	 */
+	async deleteOrphans(): Promise<number> {
+		const r = await this.db.kysely
+			.deleteFrom("user_meta")
+			.where(({ not, exists, selectFrom }) => not(exists(selectFrom("nodes").select("nodes.uuid").whereRef("nodes.uuid", "=", "user_meta.node_uuid"))))
+			.executeTakeFirst();
+		return Number(r.numDeletedRows);
+	}
+
 	/** Values matching every given criterion; newest first. A list criterion given empty matches nothing. */
 	async find(q: UserMetaQuery): Promise<UserMetaValue[]> {
 		for (const list of [q.uuids, q.nodeUuids, q.owners]) if (list && !list.length) return [];

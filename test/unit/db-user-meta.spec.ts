@@ -2,6 +2,7 @@
 // (node, namespace, owner) whatever the race, the lookups a listing page, a bookmark list and a search make.
 import assert from "node:assert/strict";
 import { UserMetaRepo } from "../../lib/db/user-meta";
+import { NodesRepo } from "../../lib/db/nodes";
 import type { UserMetaNamespace } from "../../lib/usermeta/model";
 import { onEveryBackend } from "../helpers/db";
 
@@ -94,5 +95,19 @@ onEveryBackend("UserMetaRepo", (h) => {
 		assert.equal(await repo.clearTags("usermeta-t"), 3);
 		assert.deepEqual(await repo.tags("usermeta-t"), []);
 		assert.deepEqual(await repo.tags("usermeta-u"), ["z"]);
+	});
+
+	it("sweeps the values of nodes that no longer exist, and only those", async () => {
+		const nodes = new NodesRepo(h().db);
+		const root = await nodes.ensureRoot("ds-um");
+		const file = await nodes.insert({ ds: "ds-um", path: "f.txt", type: "LEAF" });
+		await repo.put({ NodeUuid: root.uuid, Namespace: "usermeta-z", Owner: "", JsonValue: "1", Policies: [], UpdatedAt: 1 });
+		await repo.put({ NodeUuid: file.uuid, Namespace: "usermeta-z", Owner: "", JsonValue: "2", Policies: [], UpdatedAt: 2 });
+		await repo.put({ NodeUuid: "gone-1", Namespace: "usermeta-z", Owner: "", JsonValue: "3", Policies: [], UpdatedAt: 3 });
+		const before = (await repo.find({})).length;
+		const removed = await repo.deleteOrphans();
+		assert.ok(removed >= 1);
+		assert.equal((await repo.find({})).length, before - removed);
+		assert.deepEqual((await repo.find({ namespace: "usermeta-z" })).map((v) => v.JsonValue), ["2", "1"]);
 	});
 });
