@@ -154,8 +154,17 @@ export class UserMetadata {
 	 * writable; an existing value writable) before anything is written. DELETE of a value that is not there is a
 	 * no-op. Answers the values written or removed.
 	 */
-	async update(user: Identity, operation: "PUT" | "DELETE", metas: UserMetaIn[]): Promise<UserMetaOut[]> {
-		if (!metas.length) throw new BadRequestError("MetaDatas is empty");
+	async update(user: Identity, operation: "PUT" | "DELETE", given: UserMetaIn[]): Promise<UserMetaOut[]> {
+		if (!given.length) throw new BadRequestError("MetaDatas is empty");
+		// A value named by its uuid alone (a DELETE usually) is that stored value's node and namespace.
+		const metas: UserMetaIn[] = [];
+		for (const m of given) {
+			if (m.Uuid && (!m.NodeUuid || !m.Namespace)) {
+				const stored = await this.deps.repo.byUuid(m.Uuid);
+				if (!stored) throw new NotFoundError(`Meta ${m.Uuid} not found`, "meta.notfound");
+				metas.push({ ...m, NodeUuid: m.NodeUuid || stored.NodeUuid, Namespace: m.Namespace || stored.Namespace });
+			} else metas.push(m);
+		}
 		const nodes = new Map((await this.deps.nodes([...new Set(metas.map((m) => String(m.NodeUuid ?? "")).filter(Boolean))], user)).map((n) => [n.Uuid, n]));
 		type Planned = { ns: UserMetaNamespace | "bookmark"; node: TreeNode; owner: string; existing: UserMetaValue | null; value?: string };
 		const plan: Planned[] = [];

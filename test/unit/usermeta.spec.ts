@@ -77,6 +77,10 @@ describe("lib/usermeta", () => {
 			await assert.rejects(meta.update(alice, "PUT", [{ Uuid: v.Uuid, NodeUuid: "w", Namespace: "usermeta-open", JsonValue: "1" }]), code(404));
 			await assert.rejects(meta.update(admin, "PUT", [{ Uuid: "nope", NodeUuid: "w", Namespace: "usermeta-a", JsonValue: "1" }]), code(404));
 			assert.deepEqual(await meta.valuesFor(bob, ["w", "r"]), { w: { "usermeta-a": '"t1,t2"' } });
+			// By uuid alone: the stored value's node and namespace.
+			const [open] = await meta.update(alice, "PUT", [{ NodeUuid: "w", Namespace: "usermeta-open", JsonValue: "3" }]);
+			assert.deepEqual((await meta.update(bob, "DELETE", [{ Uuid: open.Uuid }])).map((m) => m.Uuid), [open.Uuid]);
+			await assert.rejects(meta.update(bob, "DELETE", [{ Uuid: open.Uuid }]), code(404));
 		});
 
 		it("keeps bookmarks to their user, on read-only nodes too", async () => {
