@@ -387,8 +387,12 @@ const TreeService: ServiceSchema = {
 		async addUserMeta(nodes: TreeNode[], user: Identity): Promise<void> {
 			if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("user-meta")) return;
 			try {
-				const values = await call(this.broker, "user-meta.valuesFor", { NodeUuids: nodes.map((n) => n.Uuid) }, { meta: { user } });
-				for (const n of nodes) if (values[n.Uuid]) n.MetaStore = { ...n.MetaStore, ...values[n.Uuid] };
+				// One call per answer; a huge answer (many large pages at once) in a few.
+				for (let i = 0; i < nodes.length; i += 5000) {
+					const page = nodes.slice(i, i + 5000);
+					const values = await call(this.broker, "user-meta.valuesFor", { NodeUuids: page.map((n) => n.Uuid) }, { meta: { user } });
+					for (const n of page) if (values[n.Uuid]) n.MetaStore = { ...n.MetaStore, ...values[n.Uuid] };
+				}
 			} catch (e) {
 				// A listing without user metadata beats no listing.
 				this.logger.warn(`User metadata not added: ${(e as Error).message}`);
