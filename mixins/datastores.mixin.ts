@@ -36,7 +36,7 @@ export const DataStoresMixin = {
 		dataStore(this: This, name: string): Promise<DataStoreHandle> {
 			let h = this.$dataStores.get(name);
 			if (!h) {
-				h = this.broker.call<DataSourceConfig, { name: string }>("datasources.get", { name }).then(async (config) => ({
+				h = call(this.broker, "datasources.get", { name }).then(async (config: DataSourceConfig) => ({
 					name,
 					config,
 					flat: config.FlatStorage !== false,

@@ -10,7 +10,7 @@ import { BadRequestError, UnauthorizedError } from "../lib/errors";
 import { loadConfig } from "../lib/config";
 import type { Identity, Meta } from "../lib/auth/identity";
 import { decodeUnverified, looksLikeJwt, signAccess, signId, verifyAccess } from "../lib/auth/jwt";
-import { call, type AuthInfo, type NewSession } from "../lib/contracts";
+import { call, emit, type AuthInfo, type NewSession } from "../lib/contracts";
 
 const COOKIE = "pydio";
 
@@ -69,12 +69,12 @@ const AuthService: ServiceSchema = {
 			try {
 				user = await call(ctx, "users.checkPassword", { login, password, ip: ctx.meta.ip });
 			} catch (e) {
-				if ((e as { code?: number }).code === 401) ctx.emit("auth.login.failed", { ip: ctx.meta.ip, login });
+				if ((e as { code?: number }).code === 401) void emit(ctx, "auth.login.failed", { ip: ctx.meta.ip, login });
 				throw e;
 			}
 			if (user.Hidden) throw new UnauthorizedError("You are not allowed to log in to this interface", "login.forbidden");
 			const grant = await call(ctx, "tokens.createSession", { userUuid: user.Uuid, login: user.Login, ip: ctx.meta.ip, userAgent: ctx.meta.userAgent });
-			ctx.emit("auth.login.succeeded", { ip: ctx.meta.ip, login: user.Login });
+			void emit(ctx, "auth.login.succeeded", { ip: ctx.meta.ip, login: user.Login });
 			return this.grant(ctx, user, grant);
 		},
 		async refresh(ctx: Context<unknown, Meta>, refreshToken: string | undefined) {

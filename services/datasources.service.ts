@@ -16,7 +16,7 @@ import { BadRequestError } from "../lib/errors";
 import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
-import { checkBucketName, checkDataSourceName, checkVirtualNodeId, presentDataSource, presentVirtualNode, type DataSource, type RootAcl, type TreeNode } from "../lib/datasources/model";
+import { checkBucketName, checkDataSourceName, checkVirtualNodeId, presentDataSource, presentVirtualNode, type DataSource, type TreeNode } from "../lib/datasources/model";
 import { DataSourceRegistry, type DataSourceCalls } from "../lib/datasources/registry";
 import { createS3Bucket, listS3Buckets } from "../lib/datasources/s3";
 import { dataSourceParam, dataSourceProps, str } from "../lib/datasources/params";
@@ -191,7 +191,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			const hasTree = (this.broker.registry as unknown as { hasService(n: string): boolean }).hasService("tree");
 			return {
 				encryptionKeyExists: (id) => call(ctx, "encryption.exists", { id }),
-				rootAcls: () => ctx.call<RootAcl[], { Actions: string[] }>("acl.find", { Actions: ["workspace-path"] }),
+				rootAcls: () => call(ctx, "acl.find", { Actions: ["workspace-path"] }),
 				tree: hasTree
 					? {
 							sampleKeys: (ds, limit) => call(ctx, "tree.sampleKeys", { ds, limit }),

@@ -25,12 +25,12 @@ import { BadRequestError, ConflictError, ForbiddenError, TooManyRequestsError } 
 import { isAdmin, type Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { controlJob, type CtrlParams } from "../lib/jobs/control";
-import { JobEngine, type OwnerInfo } from "../lib/jobs/engine";
+import { JobEngine } from "../lib/jobs/engine";
 import { isJobName, jobId, jobLabel, jobParams, parseJsonParameters } from "../lib/jobs/params";
 import { precheck } from "../lib/jobs/runners";
 import { checkFields, fullyPrefiltered, matches, parseQuery, prefilter } from "../lib/jobs/query";
 import type { LogFilter } from "../lib/db/jobs";
-import { call } from "../lib/contracts";
+import { broadcast, call, type JobTaskControl } from "../lib/contracts";
 import {
 	LOG_DB_FIELDS, LOG_FIELDS, SYSTEM_USER, TASK_STATUSES, isActive, presentJob, presentLog, presentTask, resyncOnRestart, snapshotOf,
 	type JobDoc, type JobStore, type TaskDoc, type TaskStatus,
@@ -195,7 +195,7 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 	},
 	events: {
-		async "jobs.task.control"(this: This, ctx: Context<{ TaskId: string; Cmd: "Stop" | "Pause" | "Resume" }>) {
+		async "jobs.task.control"(this: This, ctx: Context<JobTaskControl>) {
 			await this.engine?.applyLocal(ctx.params.TaskId, ctx.params.Cmd);
 		},
 		"$node.disconnected"(this: This, ctx: Context<{ node: { id: string } }>) {
@@ -219,7 +219,7 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				}
 				const queue = async () => {
 					const names = resyncOnRestart(await call(this.broker, "datasources.list", {}), startedAt);
-					for (const dsName of names) await this.broker.call("jobs.create", { JobName: "datasource-resync", JsonParameters: JSON.stringify({ dsName }) }, { meta: { user: SYSTEM_USER } });
+					for (const dsName of names) await call(this.broker, "jobs.create", { JobName: "datasource-resync", JsonParameters: JSON.stringify({ dsName }) }, { meta: { user: SYSTEM_USER } });
 				};
 				if (!this.resyncLease) {
 					await queue();
@@ -245,14 +245,14 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		this.engine = new JobEngine({
 			repo: this.repo,
 			nodeId: me,
-			publish: async (job, task) => void (await this.broker.broadcast("jobs.task.changed", { job: presentJob(job), task: presentTask(task) })),
-			sendControl: (taskId, cmd) => this.broker.broadcast("jobs.task.control", { TaskId: taskId, Cmd: cmd }),
+			publish: (job, task) => broadcast(this.broker, "jobs.task.changed", { job: presentJob(job), task: presentTask(task) }),
+			sendControl: (taskId, cmd) => broadcast(this.broker, "jobs.task.control", { TaskId: taskId, Cmd: cmd }),
 			nodeAvailable: (node) => !!this.broker.registry.nodes.get(node)?.available,
 			call: (action, params, user) => call(this.broker, action, params, { meta: { user }, timeout: 0 }),
 			hasAction: (action) => !(this.broker.findNextActionEndpoint(action) instanceof Error),
 			store: async (ds) => (await this.dataStore(ds)).store,
 			ownerInfo: (uuid) =>
-				this.broker.call<OwnerInfo, { uuid: string }>("users.authInfo", { uuid }).catch((e: { name?: string }) => (e?.name === "ServiceNotFoundError" ? undefined : Promise.reject(e))),
+				call(this.broker, "users.authInfo", { uuid }).catch((e: { name?: string }) => (e?.name === "ServiceNotFoundError" ? undefined : Promise.reject(e))),
 			warn: (m, e) => this.logger.warn(m, e ?? ""),
 			error: (m, e) => this.logger.error(m, e ?? ""),
 			limits: { perUser: PER_USER, total: TOTAL, keepJobsPerUser: KEEP_JOBS_PER_USER },

@@ -301,7 +301,7 @@ const TreeService: ServiceSchema = {
 				const loc: Location = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				// S3 deletes are idempotent: a missing key is not an error, nor one another delete just removed.
 				// Any ACL on a folder (a workspace's root, a share, a restriction) keeps it; unknown (no acl service): kept.
-				const kept = async (doc: NodeDoc) => (await ctx.call<unknown[], { NodeIDs: string[] }>("acl.find", { NodeIDs: [doc._id] }).catch(() => [doc])).length > 0;
+				const kept = async (doc: NodeDoc) => (await call(ctx, "acl.find", { NodeIDs: [doc._id] }).catch(() => [doc])).length > 0;
 				const removed: NodeDoc[] = await deleteObject(this.ops, loc, ctx.params.Path.endsWith("/"), kept, ctx.meta.user?.Uuid);
 				for (const d of removed) this.broadcastChange("delete", d);
 				return { Deleted: removed.length > 0 };
@@ -382,9 +382,11 @@ const TreeService: ServiceSchema = {
 			(name) => this.datasource(name),
 			async (ds, previous, reason, owner) => {
 				// Versioning is optional: without a versions service, content is simply replaced or deleted.
-				if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions")) return;
+				// TreeOperations asks only for files with content (a key): nothing else can be kept.
+				if (!previous.key || !(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions")) return;
 				// Capturing copies the whole file: give it the time a large file needs.
-				await this.broker.call(
+				await call(
+					this.broker,
 					"versions.capture",
 					{ ds, uuid: previous._id, path: previous.path, key: previous.key, size: previous.size, etag: previous.etag ?? "", mtime: previous.mtime, owner: owner ?? "", reason },
 					{ timeout: 30 * 60_000 },
@@ -399,7 +401,7 @@ const TreeService: ServiceSchema = {
 			resolveVirtual: (uuid, user) => call(this.broker, "datasources.resolveVirtual", { uuid, user: { Login: user.Login, Uuid: user.Uuid, GroupPath: user.GroupPath } }),
 			nodeByUuid: (uuid) => index.byUuid(uuid),
 			nodeAcls: async (roles) => {
-				const acls: { NodeID?: string; WorkspaceID?: string }[] = await this.broker.call("acl.find", { RoleIDs: roles, Actions: ["read", "write", "deny"] });
+				const acls = await call(this.broker, "acl.find", { RoleIDs: roles, Actions: ["read", "write", "deny"] });
 				// Workspace rights are ACLs on the workspace roots; the others are set on nodes.
 				return acls.filter((a) => a.NodeID && !a.WorkspaceID) as never;
 			},

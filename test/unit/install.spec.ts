@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServiceBroker, type ServiceSchema } from "moleculer";
 import InstallService from "../../services/install.service";
-import { runSetup } from "../../lib/install/setup";
+import { runSetup, type SetupDeps } from "../../lib/install/setup";
 import { describeMongoUri, installDefaults } from "../../lib/install/defaults";
 import { performCheck } from "../../lib/install/checks";
 import { formatBanner } from "../../lib/install/banner";
@@ -229,10 +229,10 @@ describe("install library", () => {
 		await assert.rejects(
 			runSetup(
 				{
-					call: async (a) => {
+					call: (async (a: string) => {
 						if (a === "users.ensureAdmin") throw new Error("boom");
 						return {};
-					},
+					}) as SetupDeps["call"],
 					waitForServices: async () => undefined,
 					onEvent: (e) => events.push(`${e.Step}:${e.Success}`),
 				},
@@ -245,7 +245,7 @@ describe("install library", () => {
 
 	it("never reports an operator's password as generated", async () => {
 		const out = await runSetup(
-			{ call: async (a) => (a === "users.ensureAdmin" ? { created: true, password: "leak" } : {}), waitForServices: async () => undefined },
+			{ call: (async (a: string) => (a === "users.ensureAdmin" ? { created: true, password: "leak" } : {})) as SetupDeps["call"], waitForServices: async () => undefined },
 			{ adminLogin: "admin", adminPassword: "Operator-1", version: "1.0.0" },
 		);
 		assert.equal(out.admin.generatedPassword, undefined);
