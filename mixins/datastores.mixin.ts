@@ -16,6 +16,12 @@ export interface DataStoreHandle {
 	flat: boolean;
 }
 
+/** The mixin's methods, for the `Methods` of a service that uses it. */
+export interface DataStoresMethods {
+	dataStore(name: string): Promise<DataStoreHandle>;
+	forgetDataStore(name: string): void;
+}
+
 interface This {
 	broker: ServiceBroker;
 	$dataStores: Map<string, Promise<DataStoreHandle>>;

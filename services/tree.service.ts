@@ -6,8 +6,8 @@
  * every search replica updates its index). Consumes `identity.changed` and
  * `datasources.changed` (drops its caches).
  */
-import type { Context, ServiceSchema } from "moleculer";
-import { DatabaseMixin } from "../mixins/database.mixin";
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { LeasesRepo, NodesRepo } from "../lib/db";
 import { PeriodicLease } from "../lib/cluster/periodic";
 import { importNedbNodes } from "../lib/db/nodes-import";
@@ -22,7 +22,7 @@ import { presentNode } from "../lib/tree/present";
 import { splitPath } from "../lib/tree/paths";
 import { checkUserWritable, type NodeDoc } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
-import { DataStoresMixin } from "../mixins/datastores.mixin";
+import { DataStoresMixin, type DataStoresMethods } from "../mixins/datastores.mixin";
 import { deleteObject, listWorkspaceObjects } from "../lib/tree/objects";
 import { TreeReader, type BulkParams } from "../lib/tree/listing";
 import { convertToFlat } from "../lib/tree/convert";
@@ -38,7 +38,26 @@ import { broadcast, call, type TreeChange } from "../lib/contracts";
 /** S3 headers as internal calls pass them (x-amz-meta-* included); checked again before they are stored. */
 const s3Headers = { type: "record", optional: true, key: { type: "string", max: 256 }, value: { type: "string", max: 8192 } };
 
-const TreeService: ServiceSchema = {
+interface Methods extends DataStoresMethods {
+	sweepAll(maxAgeMs: number, orphans?: boolean): Promise<number>;
+	leasedSweep(): Promise<boolean>;
+	recycleDeps(): RecycleDeps;
+	pathsOf(nodes: NodeIn[]): string[];
+	broadcastChange(type: TreeChange["type"], doc: NodeDoc, from?: TreeChange["from"]): void;
+	datasource(name: string): Promise<DatasourceHandle>;
+	hasVersions(): boolean;
+}
+interface Vars extends DatabaseVars {
+	ops: TreeOperations;
+	resolver: Resolver;
+	reader: TreeReader;
+	sweepRuns: number;
+	sweepLease: PeriodicLease;
+	sweeper: NodeJS.Timeout;
+}
+type This = Service & Methods & Vars;
+
+const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "tree",
 	// The index lives in the SQL store (DATA_DIR/cellar.db, or DATABASE_URL); MONGO_URI does not apply to it.
 	mixins: [DatabaseMixin, DataStoresMixin],
@@ -366,6 +385,10 @@ const TreeService: ServiceSchema = {
 			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, key: doc.key, meta: doc.meta };
 			void broadcast(this.broker, "tree.changed", from ? { type, node, from } : { type, node });
 		},
+		/** Versioning is optional: without a versions service, content is simply replaced or deleted. */
+		hasVersions(this: This): boolean {
+			return this.broker.registry.hasService("versions", undefined as unknown as string);
+		},
 		async datasource(name: string): Promise<DatasourceHandle> {
 			const h = await this.dataStore(name);
 			await this.ops.index.ensureRoot(name);
@@ -381,9 +404,8 @@ const TreeService: ServiceSchema = {
 			index,
 			(name) => this.datasource(name),
 			async (ds, previous, reason, owner) => {
-				// Versioning is optional: without a versions service, content is simply replaced or deleted.
 				// TreeOperations asks only for files with content (a key): nothing else can be kept.
-				if (!previous.key || !(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions")) return;
+				if (!previous.key || !this.hasVersions()) return;
 				// Capturing copies the whole file: give it the time a large file needs.
 				await call(
 					this.broker,
@@ -414,7 +436,7 @@ const TreeService: ServiceSchema = {
 		this.reader = new TreeReader(
 			index,
 			this.resolver,
-			async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? call(this.broker, "versions.list", { uuid }) : []),
+			async (uuid) => (this.hasVersions() ? call(this.broker, "versions.list", { uuid }) : []),
 			async (doc, format) => archiveSource(format, (await this.dataStore(doc.ds)).store, doc.key ?? "", doc.size, { maxEntries: MAX_ARCHIVE_ENTRIES }),
 		);
 		// Content of writes interrupted by a crash is never in the index; it is swept once a day old.
