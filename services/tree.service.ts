@@ -59,7 +59,7 @@ type This = Service & Methods & Vars;
 
 const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "tree",
-	// The index lives in the SQL store (DATA_DIR/cellar.db, or DATABASE_URL); MONGO_URI does not apply to it.
+	// The index lives in the SQL store (DATA_DIR/cellar.db, or DATABASE_URL).
 	mixins: [DatabaseMixin, DataStoresMixin],
 	settings: { rest: "/" },
 	actions: {
