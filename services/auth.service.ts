@@ -43,7 +43,7 @@ interface AuthMethods {
 }
 type AuthThis = Service & AuthMethods;
 
-const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods> = {
+const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 	name: "auth",
 	settings: { rest: "/" },
 	actions: {

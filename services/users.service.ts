@@ -37,7 +37,7 @@ interface Vars extends DatabaseVars {
 }
 type This = Service & Vars;
 
-const UsersService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Vars> = {
+const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 	name: "users",
 	mixins: [DatabaseMixin as unknown as Partial<ServiceSchema>],
 	settings: { rest: "/" },
