@@ -29,7 +29,8 @@ import { JobEngine } from "../lib/jobs/engine";
 import { UserJobs, type DeleteTasksParams, type ListParams, type LogParams } from "../lib/jobs/user-jobs";
 import { precheck } from "../lib/jobs/runners";
 import { broadcast, call, type JobTaskControl } from "../lib/contracts";
-import { SYSTEM_USER, TASK_STATUSES, presentJob, presentTask, resyncOnRestart, type JobStore, type TaskDoc } from "../lib/jobs/model";
+import { SYSTEM_USER, TASK_STATUSES, presentJob, presentTask, type JobStore, type TaskDoc } from "../lib/jobs/model";
+import { resyncAtStart } from "../lib/jobs/resync-at-start";
 
 const PER_USER = 2;
 const TOTAL = 8;
@@ -127,28 +128,15 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		 * a cluster starting together (the lease's holder); whether this node did.
 		 */
 		async resyncStructured(this: This): Promise<boolean> {
-			const stopping = () => this.engine.closing || !!(this.broker as { stopping?: boolean }).stopping;
-			try {
-				const startedAt = Math.floor(Date.now() / 1000);
-				// A tree of a million nodes takes over a minute to load: wait as long as it takes.
-				for (;;) {
-					const up = await this.broker.waitForServices(["datasources", "tree"], 60_000).then(() => true, () => false);
-					if (up) break;
-					if (stopping()) return false;
-				}
-				const queue = async () => {
-					const names = resyncOnRestart(await call(this.broker, "datasources.list", {}), startedAt);
-					for (const dsName of names) await call(this.broker, "jobs.create", { JobName: "datasource-resync", JsonParameters: JSON.stringify({ dsName }) }, { meta: { user: SYSTEM_USER } });
-				};
-				if (!this.resyncLease) {
-					await queue();
-					return true;
-				}
-				return (await this.resyncLease.run(queue)).ran;
-			} catch (e) {
-				if (!stopping()) this.logger.warn(`Resync of structured datasources at start: ${(e as Error).message}`);
-				return false;
-			}
+			return resyncAtStart({
+				servicesUp: () => this.broker.waitForServices(["datasources", "tree"], 60_000).then(() => true, () => false),
+				stopping: () => this.engine.closing || !!(this.broker as { stopping?: boolean }).stopping,
+				datasources: () => call(this.broker, "datasources.list", {}),
+				queue: (dsName) => call(this.broker, "jobs.create", { JobName: "datasource-resync", JsonParameters: JSON.stringify({ dsName }) }, { meta: { user: SYSTEM_USER } }),
+				lease: this.resyncLease,
+				warn: (m) => this.logger.warn(m),
+				now: () => Math.floor(Date.now() / 1000),
+			});
 		},
 		/** Nodes known to be alive now. */
 		aliveNodes(this: This): Set<string> {
