@@ -425,7 +425,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			nodeAcls: async (roles) => {
 				const acls = await call(this.broker, "acl.find", { RoleIDs: roles, Actions: ["read", "write", "deny"] });
 				// Workspace rights are ACLs on the workspace roots; the others are set on nodes.
-				return acls.filter((a) => a.NodeID && !a.WorkspaceID) as never;
+				return acls.filter((a) => a.NodeID && !a.WorkspaceID);
 			},
 			uuidAt: async (ds, path) => (await index.get(ds, path))?._id,
 			ensureFolder: async (ds, path) => {
