@@ -13,7 +13,6 @@ export interface CellarConfig {
 	adminLogin: string;
 	adminPassword?: string;
 	transporter?: string;
-	mongoUri?: string;
 	/** postgres://… : the shared SQL store of a cluster; unset, SQLite in DATA_DIR/cellar.db. */
 	databaseUrl?: string;
 	nodeId?: string;
@@ -109,6 +108,14 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 	};
 	const logLevel = text("LOG_LEVEL")?.trim() ?? "info";
 	if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logLevel}"`);
+	// Earlier versions kept their data in MongoDB when MONGO_URI was set. Starting on SQLite instead, with the
+	// operator believing the data is in their MongoDB cluster, would split it across stores without a word.
+	if (text("MONGO_URI")) {
+		problems.push(
+			"MONGO_URI is set, but MongoDB is not a supported store in this version (the data would silently go to SQLite in DATA_DIR instead). " +
+				"Unset MONGO_URI; for a store shared by the nodes of a cluster, set DATABASE_URL to a PostgreSQL database (postgres://user:password@host:5432/db)",
+		);
+	}
 	const databaseUrl = text("DATABASE_URL")?.trim();
 	if (databaseUrl && !/^postgres(ql)?:\/\//i.test(databaseUrl)) problems.push(`DATABASE_URL must be a postgres:// or postgresql:// URL (got "${databaseUrl.slice(0, 12)}…")`);
 	const bodyLimit = text("BODY_LIMIT")?.trim() ?? "1mb";
@@ -125,7 +132,6 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 		adminLogin: text("ADMIN_LOGIN")?.trim() ?? "admin",
 		adminPassword: text("ADMIN_PASSWORD"),
 		transporter: text("TRANSPORTER")?.trim(),
-		mongoUri: text("MONGO_URI")?.trim(),
 		databaseUrl,
 		nodeId: text("NODE_ID")?.trim(),
 		namespace: text("NAMESPACE")?.trim() ?? "cellar",

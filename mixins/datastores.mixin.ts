@@ -16,6 +16,12 @@ export interface DataStoreHandle {
 	flat: boolean;
 }
 
+/** The mixin's methods, for the `Methods` of a service that uses it. */
+export interface DataStoresMethods {
+	dataStore(name: string): Promise<DataStoreHandle>;
+	forgetDataStore(name: string): void;
+}
+
 interface This {
 	broker: ServiceBroker;
 	$dataStores: Map<string, Promise<DataStoreHandle>>;
@@ -36,7 +42,7 @@ export const DataStoresMixin = {
 		dataStore(this: This, name: string): Promise<DataStoreHandle> {
 			let h = this.$dataStores.get(name);
 			if (!h) {
-				h = this.broker.call<DataSourceConfig, { name: string }>("datasources.get", { name }).then(async (config) => ({
+				h = call(this.broker, "datasources.get", { name }).then(async (config: DataSourceConfig) => ({
 					name,
 					config,
 					flat: config.FlatStorage !== false,

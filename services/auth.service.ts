@@ -5,12 +5,12 @@
  * Emits `auth.login.failed` {ip, login} and `auth.login.succeeded` {ip, login} (the policy service bans
  * addresses that fail too often). A revoked token is announced by the tokens service (`token.revoked`).
  */
-import type { Context, ServiceSchema } from "moleculer";
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { BadRequestError, UnauthorizedError } from "../lib/errors";
 import { loadConfig } from "../lib/config";
 import type { Identity, Meta } from "../lib/auth/identity";
 import { decodeUnverified, looksLikeJwt, signAccess, signId, verifyAccess } from "../lib/auth/jwt";
-import { call, type AuthInfo, type NewSession } from "../lib/contracts";
+import { call, emit, type AuthInfo, type NewSession } from "../lib/contracts";
 
 const COOKIE = "pydio";
 
@@ -26,7 +26,24 @@ function sessionCookie(value: string, maxAge: number): string {
 	return `${COOKIE}=${encodeURIComponent(value)}; Path=/a/frontend/session; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAge))}`;
 }
 
-const AuthService: ServiceSchema = {
+/** What POST /frontend/session answers: Cells' RestFrontSessionResponse. */
+interface SessionAnswer {
+	JWT: string;
+	ExpireTime: number;
+	Token: { AccessToken: string; IDToken: string; ExpiresAt: string; RefreshToken: string };
+}
+
+interface AuthMethods {
+	loginWithPassword(ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined): Promise<SessionAnswer>;
+	refresh(ctx: Context<unknown, Meta>, refreshToken: string | undefined): Promise<SessionAnswer>;
+	logout(ctx: Context<unknown, Meta>): Promise<Record<string, never>>;
+	grant(ctx: Context<unknown, Meta>, user: AuthInfo, session: NewSession): SessionAnswer;
+	revoke(ctx: Context<unknown, Meta>, token: string): Promise<{ Success: boolean; Message: string }>;
+	resolve(ctx: Context<unknown, Meta>, token: string): Promise<Identity>;
+}
+type AuthThis = Service & AuthMethods;
+
+const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 	name: "auth",
 	settings: { rest: "/" },
 	actions: {
@@ -37,7 +54,7 @@ const AuthService: ServiceSchema = {
 				ClientTime: { type: "number", optional: true },
 				Logout: { type: "boolean", optional: true },
 			},
-			async handler(ctx: Context<{ AuthInfo?: Record<string, string>; Logout?: boolean }, Meta>) {
+			async handler(this: AuthThis, ctx: Context<{ AuthInfo?: Record<string, string>; Logout?: boolean }, Meta>) {
 				const info = ctx.params.AuthInfo ?? {};
 				const type = ctx.params.Logout ? "logout" : info.type;
 				if (type === "credentials") return this.loginWithPassword(ctx, info.login, info.password);
@@ -49,7 +66,7 @@ const AuthService: ServiceSchema = {
 		revoke: {
 			rest: "POST /auth/token/revoke",
 			params: { TokenId: { type: "string", min: 1, max: 4096 } },
-			async handler(ctx: Context<{ TokenId: string }, Meta>) {
+			async handler(this: AuthThis, ctx: Context<{ TokenId: string }, Meta>) {
 				return this.revoke(ctx, ctx.params.TokenId);
 			},
 		},
@@ -57,27 +74,27 @@ const AuthService: ServiceSchema = {
 			visibility: "public",
 			retryPolicy: { enabled: true },
 			params: { token: { type: "string", min: 1, max: 8192 } },
-			async handler(ctx: Context<{ token: string }, Meta>): Promise<Identity> {
+			async handler(this: AuthThis, ctx: Context<{ token: string }, Meta>): Promise<Identity> {
 				return this.resolve(ctx, ctx.params.token);
 			},
 		},
 	},
 	methods: {
-		async loginWithPassword(ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined) {
+		async loginWithPassword(this: AuthThis, ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined) {
 			if (!login || !password) throw new BadRequestError("AuthInfo.login and AuthInfo.password are required");
 			let user: AuthInfo;
 			try {
 				user = await call(ctx, "users.checkPassword", { login, password, ip: ctx.meta.ip });
 			} catch (e) {
-				if ((e as { code?: number }).code === 401) ctx.emit("auth.login.failed", { ip: ctx.meta.ip, login });
+				if ((e as { code?: number }).code === 401) void emit(ctx, "auth.login.failed", { ip: ctx.meta.ip, login });
 				throw e;
 			}
 			if (user.Hidden) throw new UnauthorizedError("You are not allowed to log in to this interface", "login.forbidden");
 			const grant = await call(ctx, "tokens.createSession", { userUuid: user.Uuid, login: user.Login, ip: ctx.meta.ip, userAgent: ctx.meta.userAgent });
-			ctx.emit("auth.login.succeeded", { ip: ctx.meta.ip, login: user.Login });
+			void emit(ctx, "auth.login.succeeded", { ip: ctx.meta.ip, login: user.Login });
 			return this.grant(ctx, user, grant);
 		},
-		async refresh(ctx: Context<unknown, Meta>, refreshToken: string | undefined) {
+		async refresh(this: AuthThis, ctx: Context<unknown, Meta>, refreshToken: string | undefined) {
 			if (!refreshToken) throw new UnauthorizedError("No refresh token in this session", "token.missing");
 			const grant = await call(ctx, "tokens.refreshSession", { refreshToken });
 			const user = await call(ctx, "users.authInfo", { uuid: grant.userUuid });
@@ -85,7 +102,7 @@ const AuthService: ServiceSchema = {
 			if (user.Locked) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
 			return this.grant(ctx, user, grant);
 		},
-		async logout(ctx: Context<unknown, Meta>) {
+		async logout(this: AuthThis, ctx: Context<unknown, Meta>) {
 			const sessionId = ctx.meta.user?.SessionId;
 			const refresh = cookieValue(ctx.meta.cookie, COOKIE);
 			if (sessionId) await call(ctx, "tokens.deleteSession", { sessionId });
@@ -94,7 +111,7 @@ const AuthService: ServiceSchema = {
 			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie("", 0) };
 			return {};
 		},
-		grant(ctx: Context<unknown, Meta>, user: AuthInfo, session: NewSession) {
+		grant(this: AuthThis, ctx: Context<unknown, Meta>, user: AuthInfo, session: NewSession) {
 			const cfg = loadConfig();
 			const access = signAccess({ sub: user.Uuid, name: user.Login, sid: session.sessionId }, cfg.accessTokenTtl);
 			const idToken = signId({ sub: user.Uuid, name: user.Login, profile: user.Profile }, cfg.accessTokenTtl);
@@ -105,7 +122,7 @@ const AuthService: ServiceSchema = {
 				Token: { AccessToken: access.token, IDToken: idToken, ExpiresAt: String(access.exp), RefreshToken: session.refreshToken },
 			};
 		},
-		async revoke(ctx: Context<unknown, Meta>, token: string) {
+		async revoke(this: AuthThis, ctx: Context<unknown, Meta>, token: string) {
 			if (looksLikeJwt(token)) {
 				const claims = decodeUnverified(token);
 				if (!claims?.sid) throw new BadRequestError("TokenId is not a token issued by this server");
@@ -117,7 +134,7 @@ const AuthService: ServiceSchema = {
 			}
 			return { Success: true, Message: "Token successfully invalidated" };
 		},
-		async resolve(ctx: Context<unknown, Meta>, token: string): Promise<Identity> {
+		async resolve(this: AuthThis, ctx: Context<unknown, Meta>, token: string): Promise<Identity> {
 			let base: Pick<Identity, "TokenKind" | "SessionId" | "TokenId" | "Scopes" | "ImpersonatedBy" | "ExpiresAt">;
 			let uuid: string;
 			if (looksLikeJwt(token)) {

@@ -12,13 +12,12 @@ import { DatabaseMixin } from "../mixins/database.mixin";
 import type { Db } from "../lib/db";
 import { DataSourcesRepo } from "../lib/db/datasources";
 import { importNedbOnce } from "../lib/db/nedb-import";
-import { BadRequestError } from "../lib/errors";
 import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
-import { checkBucketName, checkDataSourceName, checkVirtualNodeId, presentDataSource, presentVirtualNode, type DataSource, type RootAcl, type TreeNode } from "../lib/datasources/model";
+import { checkBucketName, checkDataSourceName, checkVirtualNodeId, presentDataSource, presentVirtualNode, type DataSource, type TreeNode } from "../lib/datasources/model";
 import { DataSourceRegistry, type DataSourceCalls } from "../lib/datasources/registry";
-import { createS3Bucket, listS3Buckets } from "../lib/datasources/s3";
+import { bucketFilter, createS3Bucket, listS3Buckets } from "../lib/datasources/s3";
 import { dataSourceParam, dataSourceProps, str } from "../lib/datasources/params";
 import type { ResolutionUser } from "../lib/datasources/resolution";
 import { broadcast, call } from "../lib/contracts";
@@ -80,15 +79,8 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			params: { DataSource: dataSourceParam, BucketsRegexp: str(256) },
 			async handler(this: DsThis, ctx: Context<{ DataSource?: Partial<DataSource>; BucketsRegexp?: string }, Meta>) {
 				requireAdmin(ctx);
+				const filter = bucketFilter(ctx.params.BucketsRegexp);
 				const ds = await this.registry.withStoredSecret(ctx.params.DataSource ?? {});
-				let filter: RegExp | undefined;
-				if (ctx.params.BucketsRegexp) {
-					try {
-						filter = new RegExp(ctx.params.BucketsRegexp);
-					} catch (err) {
-						throw new BadRequestError(`Invalid BucketsRegexp: ${(err as Error).message}`);
-					}
-				}
 				const buckets = await listS3Buckets(ds, filter);
 				return { Children: buckets.map((b) => ({ Path: b.name, Type: "COLLECTION", MTime: b.created })) };
 			},
@@ -191,7 +183,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			const hasTree = (this.broker.registry as unknown as { hasService(n: string): boolean }).hasService("tree");
 			return {
 				encryptionKeyExists: (id) => call(ctx, "encryption.exists", { id }),
-				rootAcls: () => ctx.call<RootAcl[], { Actions: string[] }>("acl.find", { Actions: ["workspace-path"] }),
+				rootAcls: () => call(ctx, "acl.find", { Actions: ["workspace-path"] }),
 				tree: hasTree
 					? {
 							sampleKeys: (ds, limit) => call(ctx, "tree.sampleKeys", { ds, limit }),

@@ -25,7 +25,7 @@ interface FrontendMethods {
 type Settings = ServiceSettingSchema & { rest: string };
 type FrontendThis = Service<Settings> & FrontendMethods;
 
-const FrontendService: ServiceSchema<Settings, FrontendMethods> = {
+const FrontendService: ServiceSchema<Settings, FrontendMethods, object> = {
 	name: "frontend",
 	settings: { rest: "/" },
 	actions: {

@@ -24,6 +24,7 @@ import { performCheck } from "../lib/install/checks";
 import { agreementText } from "../lib/install/agreement";
 import { formatBanner, formatReadyLine, type BannerInput } from "../lib/install/banner";
 import { gatewayServing } from "../lib/gateway/readiness";
+import { call } from "../lib/contracts";
 
 type State = "pending" | "running" | "failed" | "done";
 type Settings = ServiceSettingSchema & { rest: string };
@@ -163,7 +164,7 @@ const InstallService: ServiceSchema<Settings, Methods, Vars> = {
 			this.events = [];
 			this.running = runSetup(
 				{
-					call: (action, params) => this.broker.call(action, params, { timeout: 30_000 }),
+					call: (action, params) => call(this.broker, action, params, { timeout: 30_000 }),
 					waitForServices: (names, timeoutMs) => this.waitForServicesOrStop(names, timeoutMs),
 					onEvent: (e) => this.events.push(e),
 				},

@@ -3,7 +3,7 @@
  * live on the nodes in the tree index (so they follow moves and copies); this service checks and forwards.
  * Emits nothing itself (the tree emits `tree.changed` type "meta").
  */
-import type { Context, ServiceSchema } from "moleculer";
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { NotFoundError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
@@ -13,7 +13,8 @@ import { call } from "../lib/contracts";
 const nodePath = { type: "string", min: 1, max: 8192 } as const;
 const namespaces = { type: "array", optional: true, items: { type: "string", max: 128 }, max: 100 } as const;
 
-const MetaService: ServiceSchema = {
+// No methods, no state: `this` is a plain Service, so a stray `this.x` fails to compile.
+const MetaService: ServiceSchema<ServiceSettingSchema, object, object> = {
 	name: "meta",
 	settings: { rest: "/" },
 	actions: {

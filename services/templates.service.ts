@@ -4,12 +4,13 @@
  * code, and the tree service reads them from the same library when it creates a file from one
  * (`POST /tree/create` with TemplateUUID). Emits and consumes nothing.
  */
-import type { Context, ServiceSchema } from "moleculer";
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { listTemplates } from "../lib/templates";
 
-const TemplatesService: ServiceSchema = {
+// No methods, no state: `this` is a plain Service, so a stray `this.x` fails to compile.
+const TemplatesService: ServiceSchema<ServiceSettingSchema, object, object> = {
 	name: "templates",
 	settings: { rest: "/" },
 	actions: {

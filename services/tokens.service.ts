@@ -23,7 +23,7 @@ import { PersonalTokens, toApiToken } from "../lib/tokens/personal";
 import { ResetKeys, resetDoneMail, resetRequestMail } from "../lib/tokens/reset";
 import { writeOutboxMail } from "../lib/mail/outbox";
 import { randomUUID } from "node:crypto";
-import { broadcast, call, type PublicUser, type TokenRevoked } from "../lib/contracts";
+import { broadcast, call, emit, type PublicUser, type TokenRevoked } from "../lib/contracts";
 
 /** Impersonation tokens without an explicit expiry live one hour. */
 const IMPERSONATION_TTL = 3600;
@@ -177,7 +177,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 					`AUDIT token.impersonate: ${caller.Login} (${caller.Uuid}) obtained token ${doc._id} acting as ${target.Login} (${target.Uuid}) ` +
 						`until ${new Date(doc.ExpiresAt * 1000).toISOString()} from ${ctx.meta.ip ?? "?"}`,
 				);
-				ctx.emit("audit.log", {
+				void emit(ctx, "audit.log", {
 					action: "token.impersonate",
 					actor: caller.Login,
 					target: target.Login,

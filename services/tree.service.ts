@@ -7,8 +7,8 @@
  * `datasources.changed` (drops its caches). Calls `user-meta.valuesFor` once per stat or listing page (the
  * user metadata the caller may read, shown in the nodes' MetaStore) when a user-meta service runs.
  */
-import type { Context, ServiceSchema } from "moleculer";
-import { DatabaseMixin } from "../mixins/database.mixin";
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { LeasesRepo, NodesRepo } from "../lib/db";
 import { PeriodicLease } from "../lib/cluster/periodic";
 import { importNedbNodes } from "../lib/db/nodes-import";
@@ -23,7 +23,7 @@ import { presentNode } from "../lib/tree/present";
 import { splitPath } from "../lib/tree/paths";
 import { checkUserWritable, type NodeDoc, type TreeNode } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
-import { DataStoresMixin } from "../mixins/datastores.mixin";
+import { DataStoresMixin, type DataStoresMethods } from "../mixins/datastores.mixin";
 import { deleteObject, listWorkspaceObjects } from "../lib/tree/objects";
 import { TreeReader, type BulkParams } from "../lib/tree/listing";
 import { convertToFlat } from "../lib/tree/convert";
@@ -39,9 +39,29 @@ import { broadcast, call, type TreeChange } from "../lib/contracts";
 /** S3 headers as internal calls pass them (x-amz-meta-* included); checked again before they are stored. */
 const s3Headers = { type: "record", optional: true, key: { type: "string", max: 256 }, value: { type: "string", max: 8192 } };
 
-const TreeService: ServiceSchema = {
+interface Methods extends DataStoresMethods {
+	sweepAll(maxAgeMs: number, orphans?: boolean): Promise<number>;
+	leasedSweep(): Promise<boolean>;
+	recycleDeps(): RecycleDeps;
+	pathsOf(nodes: NodeIn[]): string[];
+	broadcastChange(type: TreeChange["type"], doc: NodeDoc, from?: TreeChange["from"]): void;
+	datasource(name: string): Promise<DatasourceHandle>;
+	hasVersions(): boolean;
+	addUserMeta(nodes: TreeNode[], user: Identity): Promise<void>;
+}
+interface Vars extends DatabaseVars {
+	ops: TreeOperations;
+	resolver: Resolver;
+	reader: TreeReader;
+	sweepRuns: number;
+	sweepLease: PeriodicLease;
+	sweeper: NodeJS.Timeout;
+}
+type This = Service & Methods & Vars;
+
+const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	name: "tree",
-	// The index lives in the SQL store (DATA_DIR/cellar.db, or DATABASE_URL); MONGO_URI does not apply to it.
+	// The index lives in the SQL store (DATA_DIR/cellar.db, or DATABASE_URL).
 	mixins: [DatabaseMixin, DataStoresMixin],
 	settings: { rest: "/" },
 	actions: {
@@ -318,7 +338,7 @@ const TreeService: ServiceSchema = {
 				const loc: Location = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				// S3 deletes are idempotent: a missing key is not an error, nor one another delete just removed.
 				// Any ACL on a folder (a workspace's root, a share, a restriction) keeps it; unknown (no acl service): kept.
-				const kept = async (doc: NodeDoc) => (await ctx.call<unknown[], { NodeIDs: string[] }>("acl.find", { NodeIDs: [doc._id] }).catch(() => [doc])).length > 0;
+				const kept = async (doc: NodeDoc) => (await call(ctx, "acl.find", { NodeIDs: [doc._id] }).catch(() => [doc])).length > 0;
 				const removed: NodeDoc[] = await deleteObject(this.ops, loc, ctx.params.Path.endsWith("/"), kept, ctx.meta.user?.Uuid);
 				for (const d of removed) this.broadcastChange("delete", d);
 				return { Deleted: removed.length > 0 };
@@ -398,6 +418,10 @@ const TreeService: ServiceSchema = {
 				this.logger.warn(`User metadata not added: ${(e as Error).message}`);
 			}
 		},
+		/** Versioning is optional: without a versions service, content is simply replaced or deleted. */
+		hasVersions(this: This): boolean {
+			return this.broker.registry.hasService("versions", undefined as unknown as string);
+		},
 		async datasource(name: string): Promise<DatasourceHandle> {
 			const h = await this.dataStore(name);
 			await this.ops.index.ensureRoot(name);
@@ -413,10 +437,11 @@ const TreeService: ServiceSchema = {
 			index,
 			(name) => this.datasource(name),
 			async (ds, previous, reason, owner) => {
-				// Versioning is optional: without a versions service, content is simply replaced or deleted.
-				if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions")) return;
+				// TreeOperations asks only for files with content (a key): nothing else can be kept.
+				if (!previous.key || !this.hasVersions()) return;
 				// Capturing copies the whole file: give it the time a large file needs.
-				await this.broker.call(
+				await call(
+					this.broker,
 					"versions.capture",
 					{ ds, uuid: previous._id, path: previous.path, key: previous.key, size: previous.size, etag: previous.etag ?? "", mtime: previous.mtime, owner: owner ?? "", reason },
 					{ timeout: 30 * 60_000 },
@@ -431,9 +456,9 @@ const TreeService: ServiceSchema = {
 			resolveVirtual: (uuid, user) => call(this.broker, "datasources.resolveVirtual", { uuid, user: { Login: user.Login, Uuid: user.Uuid, GroupPath: user.GroupPath } }),
 			nodeByUuid: (uuid) => index.byUuid(uuid),
 			nodeAcls: async (roles) => {
-				const acls: { NodeID?: string; WorkspaceID?: string }[] = await this.broker.call("acl.find", { RoleIDs: roles, Actions: ["read", "write", "deny"] });
+				const acls = await call(this.broker, "acl.find", { RoleIDs: roles, Actions: ["read", "write", "deny"] });
 				// Workspace rights are ACLs on the workspace roots; the others are set on nodes.
-				return acls.filter((a) => a.NodeID && !a.WorkspaceID) as never;
+				return acls.filter((a) => a.NodeID && !a.WorkspaceID);
 			},
 			uuidAt: async (ds, path) => (await index.get(ds, path))?._id,
 			ensureFolder: async (ds, path) => {
@@ -444,7 +469,7 @@ const TreeService: ServiceSchema = {
 		this.reader = new TreeReader(
 			index,
 			this.resolver,
-			async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? call(this.broker, "versions.list", { uuid }) : []),
+			async (uuid) => (this.hasVersions() ? call(this.broker, "versions.list", { uuid }) : []),
 			async (doc, format) => archiveSource(format, (await this.dataStore(doc.ds)).store, doc.key ?? "", doc.size, { maxEntries: MAX_ARCHIVE_ENTRIES }),
 			(nodes, user) => this.addUserMeta(nodes, user),
 		);

@@ -11,7 +11,7 @@ import { UserDirectory } from "../lib/identity/user-directory";
 import { UserAdmin, type RoleClient, type UserBody } from "../lib/identity/user-admin";
 import { NotFoundError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
-import { hasPolicy, requireUser } from "../lib/identity/resource-policy";
+import { requireUser } from "../lib/identity/resource-policy";
 import { loadConfig } from "../lib/config";
 import { publicUser, type UserDoc, type UserQuery } from "../lib/identity/users";
 import { searchParams } from "../lib/cells/params";
@@ -37,7 +37,7 @@ interface Vars extends DatabaseVars {
 }
 type This = Service & Vars;
 
-const UsersService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Vars> = {
+const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 	name: "users",
 	mixins: [DatabaseMixin as unknown as Partial<ServiceSchema>],
 	settings: { rest: "/" },
@@ -57,10 +57,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, Record<string, never>, V
 			retryPolicy: { enabled: true },
 			params: { Login: { type: "string", min: 1, max: 255 } },
 			async handler(this: This, ctx: Context<{ Login: string }, Meta>) {
-				const caller = requireUser(ctx);
-				const u = await this.admin.directory.byLogin(ctx.params.Login);
-				if (!u || !hasPolicy(u.Policies, caller, "READ")) throw new NotFoundError(`User ${ctx.params.Login} not found`, "user.notfound");
-				return this.admin.present(u, caller);
+				return this.admin.get(requireUser(ctx), ctx.params.Login);
 			},
 		},
 		put: {

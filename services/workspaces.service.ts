@@ -21,7 +21,7 @@ import { SCOPES, matchesAll, presentAttributes, rootsFromAcls, type AccessibleWo
 import type { AclClient } from "../lib/workspaces/roots";
 import { WorkspaceEditor } from "../lib/workspaces/editor";
 import { searchParams } from "../lib/cells/params";
-import { broadcast } from "../lib/contracts";
+import { broadcast, call } from "../lib/contracts";
 
 interface SearchParams {
 	Queries?: WorkspaceSingleQuery[];
@@ -179,9 +179,9 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 	methods: {
 		aclClient(this: WsThis, ctx: Context<unknown, Meta>): AclClient {
 			return {
-				find: (p) => ctx.call<ACL[], typeof p>("acl.find", p),
-				put: (a) => ctx.call<ACL, ACL>("acl.put", a),
-				deleteWhere: (p) => ctx.call<number, typeof p>("acl.deleteWhere", p),
+				find: (p) => call(ctx, "acl.find", p),
+				put: (a) => call(ctx, "acl.put", a),
+				deleteWhere: (p) => call(ctx, "acl.deleteWhere", p),
 			};
 		},
 		/** Every ACL of these workspaces, grouped by workspace. */

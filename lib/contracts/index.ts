@@ -11,7 +11,10 @@ import type { DatasourcesActions, DatasourcesEvents } from "./datasources";
 import type { VersionsActions, VersionsEvents } from "./versions";
 import type { IdentityEvents } from "./identity";
 import type { PolicyActions, PolicyEvents } from "./policy";
-import type { AuthActions } from "./auth";
+import type { AuthActions, AuthEvents } from "./auth";
+import type { AclActions } from "./acl";
+import type { JobsActions, JobsEvents } from "./jobs";
+import type { AuditEvents } from "./audit";
 import type { RolesActions } from "./roles";
 import type { WorkspacesActions } from "./workspaces";
 import type { EncryptionActions, EncryptionEvents } from "./encryption";
@@ -33,9 +36,12 @@ export type * from "./encryption";
 export type * from "./auth";
 export type * from "./usermeta";
 export type * from "./graph";
+export type * from "./acl";
+export type * from "./jobs";
+export type * from "./audit";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, UserMetaActions, GraphActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, UserMetaEvents {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

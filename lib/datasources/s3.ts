@@ -83,6 +83,16 @@ export interface BucketInfo {
 	created: number;
 }
 
+/** POST /config/buckets' BucketsRegexp: a JavaScript regular expression, a 400 when it does not compile. */
+export function bucketFilter(regexp: string | undefined): RegExp | undefined {
+	if (!regexp) return undefined;
+	try {
+		return new RegExp(regexp);
+	} catch (err) {
+		throw new BadRequestError(`Invalid BucketsRegexp: ${(err as Error).message}`);
+	}
+}
+
 export async function listS3Buckets(ds: DataSource, filter?: RegExp): Promise<BucketInfo[]> {
 	let res;
 	try {

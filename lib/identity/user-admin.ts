@@ -154,6 +154,13 @@ export class UserAdmin {
 		return { Uuid: u.Uuid, Login: u.Login ?? "", Profile: profileOf(u) as Profile, GroupPath: u.GroupPath, Roles: await this.roleOrder(u), Locked: isLocked(u), Hidden: u.Attributes.hidden === "true" };
 	}
 
+	/** GET /user/{Login}: a user or group the caller may read; NotFound otherwise (its existence is not disclosed). */
+	async get(caller: Identity, login: string): Promise<PresentedUser> {
+		const u = await this.directory.byLogin(login);
+		if (!u || !hasPolicy(u.Policies, caller, "READ")) throw new NotFoundError(`User ${login} not found`, "user.notfound");
+		return this.present(u, caller);
+	}
+
 	/** A user or group as the caller may see it, with its role stack. */
 	async present(u: UserDoc, caller: Identity): Promise<PresentedUser> {
 		const roles: Role[] = await this.roles.getMany(await this.roleOrder(u));

@@ -1,13 +1,13 @@
 // `POST /a/install/check`: real checks of what this server runs on. The store and folder checked are
-// always the ones this server is configured with (DATA_DIR, MONGO_URI), never addresses from the request:
-// an anonymous caller must not be able to make the server connect elsewhere.
+// always the ones this server is configured with (DATA_DIR, DATABASE_URL), never addresses from the request:
+// an anonymous caller must not be able to make the server connect elsewhere. MongoDB is not a store of this
+// version (a MONGO_URI stops the start, lib/config): the MONGO check says so and points to the DB check.
 import { randomBytes } from "node:crypto";
 import { rmSync, statfsSync, writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CellarConfig } from "../config";
 import { ensureDir } from "../config";
 import { BadRequestError } from "../errors";
-import { describeMongoUri } from "./defaults";
 import { acquireDatabase, storeVersion } from "../db/shared";
 
 export interface CheckResult {
@@ -18,24 +18,6 @@ export interface CheckResult {
 }
 
 export const CHECK_NAMES = ["DB", "MONGO", "DATA_DIR", "LICENSE", "S3_KEYS"];
-
-/** Connects, pings, answers the server version, disconnects. Injected in tests. */
-export type MongoProbe = (uri: string, timeoutMs: number) => Promise<{ version: string }>;
-
-export const defaultMongoProbe: MongoProbe = async (uri, timeoutMs) => {
-	// The driver moleculer-db-adapter-mongo brings (3.x): the one the stores use, so the one worth testing.
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
-	const { MongoClient } = require("mongodb") as {
-		MongoClient: { connect(uri: string, opts: object): Promise<{ db(): { command(c: object): Promise<{ version?: string }> }; close(): Promise<void> }> };
-	};
-	const client = await MongoClient.connect(uri, { useUnifiedTopology: true, useNewUrlParser: true, serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs });
-	try {
-		const info = await client.db().command({ buildInfo: 1 });
-		return { version: String(info.version ?? "unknown") };
-	} finally {
-		await client.close().catch(() => undefined);
-	}
-};
 
 function result(Name: string, Success: boolean, data: Record<string, unknown>): CheckResult {
 	return { Name, Success, JsonResult: JSON.stringify(data) };
@@ -75,17 +57,6 @@ export const defaultSqlProbe: SqlProbe = async (cfg) => {
 	}
 };
 
-async function checkMongo(name: string, cfg: CellarConfig, probe: MongoProbe, timeoutMs: number): Promise<CheckResult> {
-	if (!cfg.mongoUri) return result(name, false, { type: "sql", error: "MONGO_URI is not set: this server keeps its data in its SQL store (check DB instead)" });
-	const target = describeMongoUri(cfg.mongoUri);
-	try {
-		const { version } = await probe(cfg.mongoUri, timeoutMs);
-		return result(name, true, { type: "mongo", hosts: target.hosts, database: target.database, serverVersion: version, note: "no service keeps its data in MongoDB: the SQL store (DATABASE_URL) holds everything" });
-	} catch (err) {
-		return result(name, false, { type: "mongo", hosts: target.hosts, database: target.database, error: `cannot reach MongoDB: ${(err as Error).message}` });
-	}
-}
-
 function postgresLocation(url: string): string {
 	try {
 		const u = new URL(url);
@@ -107,13 +78,17 @@ async function checkSql(name: string, cfg: CellarConfig, probe: SqlProbe): Promi
 	}
 }
 
-export async function performCheck(rawName: string, cfg: CellarConfig, probe: MongoProbe = defaultMongoProbe, timeoutMs = 5000, sql: SqlProbe = defaultSqlProbe): Promise<CheckResult> {
+export async function performCheck(rawName: string, cfg: CellarConfig, sql: SqlProbe = defaultSqlProbe): Promise<CheckResult> {
 	const name = rawName.trim().toUpperCase();
 	switch (name) {
 		case "DB":
 			return checkSql(name, cfg, sql);
 		case "MONGO":
-			return checkMongo(name, cfg, probe, timeoutMs);
+			// Cells' installer checks the MongoDB it would store into; this version has none to check.
+			return result(name, false, {
+				type: cfg.databaseUrl ? "postgres" : "sqlite",
+				error: "MongoDB is not a supported store in this version: the data is in the SQL store (check DB instead; DATABASE_URL selects PostgreSQL for a cluster)",
+			});
 		case "DATA_DIR":
 			try {
 				probeWritable(cfg.dataDir);

@@ -1,5 +1,5 @@
 // `GET /a/install`: Cells' InstallConfig filled with what this server actually runs on. Never a secret:
-// no password, and a MONGO_URI is described without its credentials.
+// no password, no DATABASE_URL credentials.
 import type { CellarConfig } from "../config";
 import { APPLICATION_TITLE } from "../frontend/bootconf";
 import { DEFAULT_LANGUAGE } from "../frontend/messages";
@@ -22,23 +22,6 @@ export interface InstallConfig {
 	internalUrl?: string;
 	licenseRequired?: boolean;
 	CheckResults?: Array<{ Name: string; Success: boolean; JsonResult: string }>;
-}
-
-export interface MongoTarget {
-	hosts: string[];
-	database: string;
-	/** The URI with any `user:password@` removed. */
-	redacted: string;
-}
-
-/** `mongodb://user:pw@h1:27017,h2/db?x=y` -> hosts, database and a URI safe to show. */
-export function describeMongoUri(uri: string): MongoTarget {
-	const m = /^(mongodb(?:\+srv)?:\/\/)(?:[^@/?#]*@)?([^/?#]*)(?:\/([^?#]*))?(\?[^#]*)?/.exec(uri.trim());
-	if (!m) return { hosts: [], database: "", redacted: "(unparsable MONGO_URI)" };
-	const hosts = m[2].split(",").filter(Boolean);
-	const database = decodeURIComponent(m[3] ?? "");
-	const query = (m[4] ?? "").replace(/([?&](?:password|authMechanismProperties|tlsCertificateKeyFilePassword)=)[^&]*/gi, "$1***");
-	return { hosts, database, redacted: `${m[1]}${hosts.join(",")}${database ? "/" + encodeURIComponent(database) : "/"}${query}` };
 }
 
 function displayHost(host: string): string {
@@ -68,20 +51,8 @@ export function installDefaults(cfg: CellarConfig, opts: DefaultsOptions): Insta
 		dsType: "LOCAL",
 		licenseRequired: false,
 	};
-	if (cfg.mongoUri) {
-		const t = describeMongoUri(cfg.mongoUri);
-		const [first = ""] = t.hosts;
-		const idx = first.lastIndexOf(":");
-		out.dbConnectionType = "mongo";
-		out.dbUseDefaults = false;
-		out.dbTCPHostname = idx > 0 && !first.endsWith("]") ? first.slice(0, idx) : first;
-		out.dbTCPPort = idx > 0 && !first.endsWith("]") ? first.slice(idx + 1) : "27017";
-		out.dbTCPName = t.database;
-		if (opts.detailed) out.dbManualDSN = t.redacted;
-	} else {
-		out.dbConnectionType = "embedded";
-		out.dbUseDefaults = true;
-	}
+	out.dbConnectionType = "embedded";
+	out.dbUseDefaults = true;
 	if (opts.detailed) {
 		out.frontendLogin = cfg.adminLogin;
 		out.dsFolder = cfg.dataDir;

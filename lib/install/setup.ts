@@ -2,12 +2,16 @@
 // Every step calls an idempotent `ensure*` action of the service that owns the data: running the set-up
 // twice (two nodes, a crash half-way) creates nothing twice.
 import type { InstallEvent, InstallRecord } from "./record";
+import type { ParamsOf, ResultOf } from "../contracts";
 
 /** The services the set-up talks to; it waits for them before the first call. */
 export const SETUP_SERVICES = ["roles", "users", "workspaces"];
 
+/** The actions the set-up calls (lib/contracts: roles, users, workspaces). */
+export type SetupAction = "roles.ensureDefaults" | "users.ensureAdmin" | "workspaces.ensureDefaults";
+
 export interface SetupDeps {
-	call(action: string, params: Record<string, unknown>): Promise<unknown>;
+	call<A extends SetupAction>(action: A, params: ParamsOf<A>): Promise<ResultOf<A>>;
 	/** Resolves when every service is reachable, rejects after `timeoutMs`. */
 	waitForServices(names: string[], timeoutMs: number): Promise<void>;
 	onEvent?(event: InstallEvent): void;
@@ -57,10 +61,8 @@ export async function runSetup(deps: SetupDeps, opts: SetupOptions): Promise<Set
 
 	await step("services", 10, "Identity services are reachable", () => deps.waitForServices(SETUP_SERVICES, opts.waitTimeoutMs ?? 60_000));
 	await step("roles", 30, "Default roles are in place", () => deps.call("roles.ensureDefaults", {}));
-	const adminParams: Record<string, unknown> = { login: opts.adminLogin };
-	if (opts.adminPassword) adminParams.password = opts.adminPassword;
-	const answer = await step("admin", 60, "Administrator account is in place", () => deps.call("users.ensureAdmin", adminParams));
-	const a = (answer ?? {}) as { created?: unknown; password?: unknown };
+	const adminParams: ParamsOf<"users.ensureAdmin"> = opts.adminPassword ? { login: opts.adminLogin, password: opts.adminPassword } : { login: opts.adminLogin };
+	const a = await step("admin", 60, "Administrator account is in place", () => deps.call("users.ensureAdmin", adminParams));
 	const admin: AdminOutcome = {
 		login: opts.adminLogin,
 		created: a.created === true,

@@ -13,7 +13,7 @@ import type { ControlDeps } from "./control";
 import type { JobName } from "./params";
 import { JobFailure, RUNNERS, type JobEnv } from "./runners";
 import { RESTART_MESSAGE, SYSTEM_USER, identityOf, isActive, operationUuid, type JobDoc, type JobStore, type LogLevel, type TaskDoc, type TaskStatus } from "./model";
-import type { UserCaller } from "../contracts";
+import type { ActionName, UserCaller } from "../contracts";
 
 const MAX_LOGS_PER_TASK = 2000;
 const PROGRESS_EVERY_MS = 500;
@@ -35,7 +35,7 @@ export interface EngineDeps {
 	nodeAvailable(node: string): boolean;
 	/** An internal action, as `user`, without timeout. */
 	call: UserCaller<Identity>["call"];
-	hasAction(action: string): boolean;
+	hasAction(action: ActionName): boolean;
 	store(ds: string): Promise<ObjectStore>;
 	/** The owner as the users service knows them now; undefined when there is no users service. */
 	ownerInfo(uuid: string): Promise<OwnerInfo | undefined>;

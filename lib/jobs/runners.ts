@@ -25,7 +25,7 @@ export interface JobEnv {
 	user: Identity;
 	/** An internal action, called with the owner's identity and no timeout. */
 	call<A extends ActionName>(action: A, params: ParamsOf<A>): Promise<ResultOf<A>>;
-	hasAction(action: string): boolean;
+	hasAction(action: ActionName): boolean;
 	store(ds: string): Promise<ObjectStore>;
 	log(level: "info" | "warn" | "error", msg: string): Promise<void>;
 	progress(done: number, total: number): void;

@@ -12,7 +12,8 @@ export { S3Store, listBuckets, createBucket, type S3StoreConfig, type S3Connecti
 export { EncryptedStore, IntegrityError } from "./encrypted";
 
 export interface DataSourceStorage {
-	StorageType: "LOCAL" | "S3";
+	/** LOCAL or S3 open; any other type (Cells knows AZURE, GCS…) is refused by openStore. */
+	StorageType?: string;
 	StorageConfiguration?: Record<string, string>;
 	ObjectsHost?: string;
 	ObjectsPort?: number | string;
@@ -83,7 +84,7 @@ export function openStore(ds: DataSourceStorage, dataDir: string): ObjectStore {
 			return new S3Store(config);
 		}
 		default:
-			throw new NotSupportedError(`Storage type ${String((ds as { StorageType?: unknown }).StorageType)} is not supported`);
+			throw new NotSupportedError(`Storage type ${String(ds.StorageType)} is not supported`);
 	}
 }
 

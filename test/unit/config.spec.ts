@@ -29,6 +29,16 @@ describe("configuration", () => {
 		assert.doesNotMatch(problems, /"10\.0\.0\.0\/8"/);
 	});
 
+	it("refuses MONGO_URI: MongoDB is not a store, and the data must not silently go to SQLite", () => {
+		for (const env of [{ MONGO_URI: "mongodb://mongo:27017/cellar" }, { MONGO_URI: "mongodb://mongo:27017/cellar", DATABASE_URL: "postgres://db/cellar" }]) {
+			assert.throws(
+				() => parseConfig(env),
+				(e: unknown) => e instanceof ConfigError && e.problems.length === 1 && /MONGO_URI.*MongoDB is not a supported store in this version.*DATABASE_URL.*PostgreSQL/s.test(e.problems[0]),
+			);
+		}
+		assert.equal(parseConfig({ MONGO_URI: "  " }).databaseUrl, undefined, "an empty MONGO_URI is no MONGO_URI");
+	});
+
 	it("applies the defaults the README states, for every variable it reads", () => {
 		const rows = readmeTable();
 		assert.deepEqual([...rows.keys()].sort(), [...VARIABLES].sort());
@@ -44,7 +54,7 @@ describe("configuration", () => {
 			assert.equal(rows.get(name), `\`${String(defaults[field])}\``, name);
 		}
 		for (const name of ["TRANSPORTER", "MONGO_URI", "DATABASE_URL", "TRUSTED_PROXIES", "ALLOWED_LOCAL_FOLDERS"]) assert.equal(rows.get(name), "none", name);
-		assert.equal(defaults.transporter ?? defaults.mongoUri ?? defaults.databaseUrl, undefined);
+		assert.equal(defaults.transporter ?? defaults.databaseUrl, undefined);
 		assert.deepEqual([defaults.trustedProxies, defaults.allowedLocalFolders], [[], []]);
 	});
 });

@@ -7,7 +7,7 @@ import type { Identity } from "../../lib/auth/identity";
 import { cleanResolvedPath, parseResolution, resolveVirtualPath, splitResolved } from "../../lib/datasources/resolution";
 import { checkDataSourceName, normalizeDataSource, normalizeVirtualNode, workspacesUsing, type DataSource } from "../../lib/datasources/model";
 import { allowedLocalRoots, resolveLocalFolder } from "../../lib/datasources/local";
-import { describeS3Error } from "../../lib/datasources/s3";
+import { bucketFilter, describeS3Error } from "../../lib/datasources/s3";
 import { startS3rver, type TestS3 } from "../helpers/s3rver";
 
 const alice = { Login: "alice", Uuid: "u-alice", GroupPath: "/team/dev" };
@@ -143,6 +143,12 @@ describe("lib/datasources/model and local", () => {
 	it("describes S3 errors", () => {
 		assert.equal(describeS3Error({ name: "NotFound", message: "UnknownError", $metadata: { httpStatusCode: 404 } }), "NotFound (HTTP 404): the bucket does not exist");
 		assert.equal(describeS3Error({ name: "InvalidAccessKeyId", message: "The key is unknown", $metadata: { httpStatusCode: 403 } }), "InvalidAccessKeyId (HTTP 403): The key is unknown");
+	});
+	it("filters buckets by a regular expression, a 400 for one that does not compile", () => {
+		assert.equal(bucketFilter(undefined), undefined);
+		assert.equal(bucketFilter(""), undefined);
+		assert.deepEqual(["fresh-1", "old", "fresh2"].filter((b) => bucketFilter("^fresh")!.test(b)), ["fresh-1", "fresh2"]);
+		assert.throws(() => bucketFilter("("), (e: { code?: number; message?: string }) => e.code === 400 && /Invalid BucketsRegexp/.test(e.message ?? ""));
 	});
 });
 

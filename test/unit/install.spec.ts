@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServiceBroker, type ServiceSchema } from "moleculer";
 import InstallService from "../../services/install.service";
-import { runSetup } from "../../lib/install/setup";
-import { describeMongoUri, installDefaults } from "../../lib/install/defaults";
+import { runSetup, type SetupDeps } from "../../lib/install/setup";
+import { installDefaults } from "../../lib/install/defaults";
 import { performCheck } from "../../lib/install/checks";
 import { formatBanner } from "../../lib/install/banner";
 import { readRecord } from "../../lib/install/record";
@@ -229,10 +229,10 @@ describe("install library", () => {
 		await assert.rejects(
 			runSetup(
 				{
-					call: async (a) => {
+					call: (async (a: string) => {
 						if (a === "users.ensureAdmin") throw new Error("boom");
 						return {};
-					},
+					}) as SetupDeps["call"],
 					waitForServices: async () => undefined,
 					onEvent: (e) => events.push(`${e.Step}:${e.Success}`),
 				},
@@ -245,65 +245,34 @@ describe("install library", () => {
 
 	it("never reports an operator's password as generated", async () => {
 		const out = await runSetup(
-			{ call: async (a) => (a === "users.ensureAdmin" ? { created: true, password: "leak" } : {}), waitForServices: async () => undefined },
+			{ call: (async (a: string) => (a === "users.ensureAdmin" ? { created: true, password: "leak" } : {})) as SetupDeps["call"], waitForServices: async () => undefined },
 			{ adminLogin: "admin", adminPassword: "Operator-1", version: "1.0.0" },
 		);
 		assert.equal(out.admin.generatedPassword, undefined);
 		assert.equal(out.admin.created, true);
 	});
 
-	it("describes a MONGO_URI without its credentials", () => {
-		const t = describeMongoUri("mongodb://cellar:S3cret%21@mongo1:27017,mongo2:27018/cellardb?replicaSet=rs0&password=x");
-		assert.deepEqual(t.hosts, ["mongo1:27017", "mongo2:27018"]);
-		assert.equal(t.database, "cellardb");
-		assert.ok(!t.redacted.includes("S3cret"));
-		assert.ok(!t.redacted.includes("password=x"));
-		const prev = process.env.MONGO_URI;
-		process.env.MONGO_URI = "mongodb://cellar:S3cret@mongo:27017/cellar";
-		try {
-			const d = installDefaults(loadConfig(), { detailed: true });
-			assert.equal(d.dbConnectionType, "mongo");
-			assert.equal(d.dbTCPHostname, "mongo");
-			assert.equal(d.dbTCPPort, "27017");
-			assert.equal(d.dbTCPName, "cellar");
-			assert.ok(!JSON.stringify(d).includes("S3cret"));
-		} finally {
-			if (prev === undefined) delete process.env.MONGO_URI;
-			else process.env.MONGO_URI = prev;
-		}
-	});
-
-	it("checks the configured MongoDB, never an address from the request", async () => {
-		const cfg = { ...loadConfig(), mongoUri: "mongodb://u:pw@db.example:27017/cellar" };
-		const seen: string[] = [];
-		const ok = await performCheck("mongo", cfg, async (uri) => (seen.push(uri), { version: "5.0.9" }));
-		assert.equal(ok.Success, true);
-		assert.equal(JSON.parse(ok.JsonResult).serverVersion, "5.0.9");
-		assert.deepEqual(seen, [cfg.mongoUri]);
-		const pgCfg = { ...cfg, databaseUrl: "postgres://u:pw@db.example:5432/cellar" };
-		const ko = await performCheck("DB", pgCfg, undefined, 500, async () => {
+	it("checks the configured SQL store, never an address from the request, without its credentials", async () => {
+		const pgCfg = { ...loadConfig(), databaseUrl: "postgres://u:pw@db.example:5432/cellar" };
+		const ko = await performCheck("DB", pgCfg, async () => {
 			throw new Error("connect ECONNREFUSED postgres://u:pw@db.example:5432/cellar");
 		});
 		assert.equal(ko.Success, false);
 		assert.match(JSON.parse(ko.JsonResult).error, /ECONNREFUSED/);
 		assert.equal(JSON.parse(ko.JsonResult).location, "db.example:5432/cellar");
 		assert.ok(!ko.JsonResult.includes("pw@"));
+		const d = installDefaults(pgCfg, { detailed: true });
+		assert.equal(d.dbConnectionType, "embedded");
+		assert.ok(!JSON.stringify(d).includes("pw@"));
 	});
 
-	it("reports an unreachable MongoDB through the real driver", async function () {
-		this.timeout(15000);
-		const cfg = { ...loadConfig(), mongoUri: "mongodb://127.0.0.1:1/cellar" };
-		const r = await performCheck("MONGO", cfg, undefined, 500);
-		assert.equal(r.Success, false);
-		assert.match(JSON.parse(r.JsonResult).error, /cannot reach MongoDB/);
-	});
-
-	it("says a MONGO check makes no sense when the data is in the SQL store", async () => {
+	it("says MongoDB is not a store of this version when asked to check it", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "cellar-check-"));
 		try {
-			const r = await performCheck("MONGO", { ...loadConfig(), mongoUri: undefined, dataDir: dir });
+			const r = await performCheck("mongo", { ...loadConfig(), dataDir: dir });
 			assert.equal(r.Success, false);
-			assert.match(JSON.parse(r.JsonResult).error, /MONGO_URI is not set/);
+			assert.equal(JSON.parse(r.JsonResult).type, "sqlite");
+			assert.match(JSON.parse(r.JsonResult).error, /MongoDB is not a supported store in this version/);
 			const d = await performCheck("DATA_DIR", { ...loadConfig(), dataDir: join(dir, "sub") });
 			assert.equal(d.Success, true);
 			assert.ok(existsSync(join(dir, "sub")));

@@ -11,6 +11,7 @@ import { createGunzip } from "node:zlib";
 import { checkFields, fullyPrefiltered, matches, parseQuery, prefilter } from "../../lib/jobs/query";
 import { JobQueue, TaskInterrupted, type TaskControl } from "../../lib/jobs/queue";
 import { resyncOnRestart } from "../../lib/jobs/model";
+import { resyncAtStart, type ResyncAtStartDeps } from "../../lib/jobs/resync-at-start";
 import { resync, type IndexEntry, type ResyncAdd, type StorageEntry } from "../../lib/jobs/resync";
 import { jobParams, parseJsonParameters } from "../../lib/jobs/params";
 import { LOG_FIELDS, presentLog, type LogDoc } from "../../lib/jobs/model";
@@ -424,5 +425,47 @@ describe("jobs: resync at start", () => {
 		];
 		assert.deepEqual(resyncOnRestart(list, at), ["struct", "undated"]);
 	});
-});
 
+	function deps(over: Partial<ResyncAtStartDeps> = {}) {
+		const queued: string[] = [];
+		const warned: string[] = [];
+		const d: ResyncAtStartDeps = {
+			servicesUp: async () => true,
+			stopping: () => false,
+			datasources: async () => [
+				{ Name: "struct", FlatStorage: false, CreationDate: 10 },
+				{ Name: "flat", FlatStorage: true, CreationDate: 10 },
+				{ Name: "late", FlatStorage: false, CreationDate: 2_000 },
+			],
+			queue: async (ds) => void queued.push(ds),
+			lease: null,
+			warn: (m) => void warned.push(m),
+			now: () => 1_000,
+			...over,
+		};
+		return { d, queued, warned };
+	}
+
+	it("queues the structured datasources' resyncs once the services are up, alone or as the lease's holder", async () => {
+		let polls = 0;
+		const alone = deps({ servicesUp: async () => ++polls >= 3 });
+		assert.equal(await resyncAtStart(alone.d), true);
+		assert.equal(polls, 3, "waits as long as the services take");
+		assert.deepEqual(alone.queued, ["struct"]);
+		const holder = deps({ lease: { run: async (work) => (await work(), { ran: true }) } });
+		assert.equal(await resyncAtStart(holder.d), true);
+		assert.deepEqual(holder.queued, ["struct"]);
+		const other = deps({ lease: { run: async () => ({ ran: false }) } });
+		assert.equal(await resyncAtStart(other.d), false);
+		assert.deepEqual(other.queued, [], "another node holds the lease: it resyncs");
+	});
+
+	it("gives up quietly when the node stops, and says why when a resync cannot be queued", async () => {
+		const stopping = deps({ servicesUp: async () => false, stopping: () => true });
+		assert.equal(await resyncAtStart(stopping.d), false);
+		assert.deepEqual([stopping.queued, stopping.warned], [[], []]);
+		const failing = deps({ queue: async () => Promise.reject(new Error("tree unavailable")) });
+		assert.equal(await resyncAtStart(failing.d), false);
+		assert.deepEqual(failing.warned, ["Resync of structured datasources at start: tree unavailable"]);
+	});
+});
