@@ -30,6 +30,8 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"users.authInfo": true,
 	"users.checkPassword": true,
 	"users.byLogin": true,
+	"users.byUuid": true,
+	"mailer.queue": true,
 	"users.byEmail": true,
 	"users.setPassword": true,
 	"users.ensureAdmin": true,
