@@ -29,6 +29,15 @@ describe("configuration", () => {
 		assert.doesNotMatch(problems, /"10\.0\.0\.0\/8"/);
 	});
 
+	it("checks the mail settings: an smtp(s):// relay, an http(s):// public URL (its trailing slash dropped)", () => {
+		const ok = parseConfig({ SMTP_URL: "smtps://u:p@mail.example.com:465", PUBLIC_URL: "https://files.example.com/", MAIL_RETRY_DELAY: "5", MAIL_MAX_ATTEMPTS: "4" });
+		assert.deepEqual([ok.smtpUrl, ok.publicUrl, ok.mailRetryDelay, ok.mailMaxAttempts], ["smtps://u:p@mail.example.com:465", "https://files.example.com", 5, 4]);
+		assert.throws(() => parseConfig({ SMTP_URL: "mail.example.com:25", PUBLIC_URL: "files.example.com", MAIL_MAX_ATTEMPTS: "0" }), (e: unknown) => {
+			const problems = (e as ConfigError).problems.join("\n");
+			return /SMTP_URL/.test(problems) && /PUBLIC_URL/.test(problems) && /MAIL_MAX_ATTEMPTS/.test(problems);
+		});
+	});
+
 	it("applies the defaults the README states, for every variable it reads", () => {
 		const rows = readmeTable();
 		assert.deepEqual([...rows.keys()].sort(), [...VARIABLES].sort());
