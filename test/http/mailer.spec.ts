@@ -6,17 +6,11 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AddressInfo } from "node:net";
-import { SMTPServer } from "smtp-server";
 import { simpleParser, type ParsedMail } from "mailparser";
+import { Relay } from "../helpers/smtp";
 import { startNode, type TestNode } from "../helpers/node";
 import type { MailQueueRepo } from "../../lib/db/mail-queue";
 import type { MailMessage } from "../../lib/mail/transport";
-
-interface Received {
-	envelopeTo: string[];
-	mail: ParsedMail;
-}
 
 async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> {
 	const until = Date.now() + ms;
@@ -25,53 +19,6 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false | Pro
 		if (v) return v;
 		if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
 		await new Promise((r) => setTimeout(r, 25));
-	}
-}
-
-/** An SMTP server on a free port that keeps what it receives; `refuse` makes it answer 451 (try later). */
-class Relay {
-	received: Received[] = [];
-	refuse = false;
-	/** Recipients it always rejects (550). */
-	bounce = new Set<string>();
-	private server?: SMTPServer;
-	private make(): SMTPServer {
-		return new SMTPServer({
-		authOptional: true,
-		disabledCommands: ["STARTTLS"],
-		logger: false,
-		onMailFrom: (_address, _session, cb) => (this.refuse ? cb(Object.assign(new Error("Greylisted, try again later"), { responseCode: 451 })) : cb()),
-		onRcptTo: (address, _session, cb) => (this.bounce.has(address.address) ? cb(Object.assign(new Error("No such mailbox"), { responseCode: 550 })) : cb()),
-		onData: (stream, session, cb) => {
-			simpleParser(stream).then(
-				(mail) => {
-					this.received.push({ envelopeTo: session.envelope.rcptTo.map((r) => r.address), mail });
-					cb();
-				},
-				(err: Error) => cb(err),
-			);
-		},
-		});
-	}
-	port = 0;
-
-	/** A new server each time: a closed one keeps refusing. */
-	async start(port = 0): Promise<void> {
-		const server = (this.server = this.make());
-		await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", () => resolve()));
-		this.port = (server.server.address() as AddressInfo).port;
-	}
-	stop(): Promise<void> {
-		const server = this.server;
-		this.server = undefined;
-		return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
-	}
-	get url(): string {
-		return `smtp://127.0.0.1:${this.port}`;
-	}
-	/** The first mail received for `address` whose subject matches. */
-	find(address: string, subject: RegExp): Received | undefined {
-		return this.received.find((r) => r.envelopeTo.includes(address) && subject.test(r.mail.subject ?? ""));
 	}
 }
 
