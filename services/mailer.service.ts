@@ -32,6 +32,8 @@ const LEASE_TTL_MS = 30_000;
 const CLAIM_MS = 2 * 60_000;
 const MAX_RETRY_DELAY_MS = 3600_000;
 const KEEP_SENT_MS = 7 * 24 * 3600_000;
+/** How long a stopping node waits for the mails it is sending. */
+const STOP_WAIT_MS = 5000;
 
 const str = (max: number) => ({ type: "string", optional: true, max }) as const;
 const mailerUser = { type: "object", optional: true, props: { Uuid: str(255), Address: str(320), Name: str(255), Language: str(32) } } as const;
@@ -217,8 +219,12 @@ const MailerService: ServiceSchema<ServiceSettingSchema, MailerMethods, MailerVa
 	async stopped(this: MailerThis) {
 		this.stopping = true;
 		if (this.timer) clearTimeout(this.timer);
-		// The pass under way ends first (bounded by the transport's time limits); what it did not take stays queued.
-		await this.running?.catch(() => undefined);
+		// The pass under way may end (a few seconds at most: a relay that hangs must not hold the stop); the mails it
+		// has not finished are given back, due at once for whichever node sends next (possibly sent twice if the
+		// relay did take one: mail is delivered at least once, never lost).
+		let timer: NodeJS.Timeout | undefined;
+		await Promise.race([this.running?.catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, STOP_WAIT_MS)))]);
+		clearTimeout(timer);
 		// Before the mixin closes the database (mixins stop after the service).
 		await this.sender?.releaseClaims().catch(() => undefined);
 		await this.lease?.release().catch(() => undefined);

@@ -13,6 +13,8 @@ export interface Received {
 export class Relay {
 	received: Received[] = [];
 	refuse = false;
+	/** Milliseconds the server takes before answering a message's data with 451 (a relay that hangs); 0: it accepts. */
+	hangMs = 0;
 	/** Recipients it always rejects (550). */
 	bounce = new Set<string>();
 	private server?: SMTPServer;
@@ -24,6 +26,11 @@ export class Relay {
 		onMailFrom: (_address, _session, cb) => (this.refuse ? cb(Object.assign(new Error("Greylisted, try again later"), { responseCode: 451 })) : cb()),
 		onRcptTo: (address, _session, cb) => (this.bounce.has(address.address) ? cb(Object.assign(new Error("No such mailbox"), { responseCode: 550 })) : cb()),
 		onData: (stream, session, cb) => {
+			if (this.hangMs) {
+				stream.resume();
+				stream.on("end", () => setTimeout(() => cb(Object.assign(new Error("Timed out, try again"), { responseCode: 451 })), this.hangMs));
+				return;
+			}
 			simpleParser(stream).then(
 				(mail) => {
 					this.received.push({ envelopeTo: session.envelope.rcptTo.map((r) => r.address), mail });

@@ -155,6 +155,24 @@ describe("HTTP: mailer", function () {
 		assert.match(failed.lastError ?? "", /550/);
 	});
 
+	it("a mail being sent when the node stops (the relay hangs) is sent again after it starts", async () => {
+		relay.hangMs = 8000;
+		const r = await node.api("POST", "/a/mailer/send", { To: [{ Uuid: ericUuid }], Subject: "Interrupted", ContentPlain: "x" }, dora);
+		assert.equal(r.status, 200, r.text);
+		const sending = await waitFor("the mail being sent", async () => (await queueOf(node).list("sending")).find((m) => m.subject === "Interrupted"));
+		await node.stop();
+		relay.hangMs = 0;
+		node = await startNode({ env: env() });
+		await waitFor("the mail after the restart", () => relay.find("eric@example.com", /^Interrupted$/), 20_000);
+		const row = await waitFor("the row marked sent", async () => {
+			const m = await queueOf(node).get(sending.id);
+			return m?.status === "sent" && m;
+		});
+		// The interrupted attempt was given back, not counted.
+		assert.equal(row.attempts, 1);
+		assert.equal(relay.received.filter((x) => x.mail.subject === "Interrupted").length, 1);
+	});
+
 	it("a mail still queued when the node stops is delivered after it starts again", async () => {
 		await relay.stop();
 		const r = await node.api("POST", "/a/mailer/send", { To: [{ Uuid: ericUuid }], Subject: "Across a restart", ContentPlain: "x" }, dora);
