@@ -14,7 +14,8 @@ import { LeasesRepo, type Db } from "../lib/db";
 import { MailQueueRepo } from "../lib/db/mail-queue";
 import { PeriodicLease } from "../lib/cluster/periodic";
 import { loadConfig, type CellarConfig } from "../lib/config";
-import type { Meta } from "../lib/auth/identity";
+import { isAdmin, type Meta } from "../lib/auth/identity";
+import { ServiceUnavailableError } from "../lib/errors";
 import { requireUser } from "../lib/identity/resource-policy";
 import { publicUrl } from "../lib/install/defaults";
 import { APPLICATION_TITLE } from "../lib/frontend/bootconf";
@@ -87,6 +88,18 @@ const MailerService: ServiceSchema<ServiceSettingSchema, MailerMethods, MailerVa
 			},
 			async handler(this: MailerThis, ctx: Context<MailerMail, Meta>) {
 				const caller = requireUser(ctx);
+				if (ctx.params.TemplateId === "AdminTestMail" && isAdmin(caller)) {
+					// Sent at once, not queued: the administrator testing the relay sees its answer.
+					await this.mailer.send(caller, ctx.params, async (m) => {
+						try {
+							await this.transport.deliver(m);
+						} catch (e) {
+							throw new ServiceUnavailableError(`The mail could not be delivered (${this.transport.kind}): ${(e as Error).message}`);
+						}
+					});
+					this.logger.info(`${caller.Login} sent a test mail (${this.transport.kind})`);
+					return { Success: true };
+				}
 				const out = await this.mailer.send(caller, ctx.params);
 				this.logger.info(`${caller.Login} queued ${out.ids.length} mail(s)${ctx.params.TemplateId ? ` (${ctx.params.TemplateId})` : ""}${out.skipped.length ? `, ${out.skipped.length} recipient(s) without address skipped` : ""}`);
 				this.queued(ctx, out.ids.length);

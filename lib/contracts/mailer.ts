@@ -9,6 +9,10 @@ export interface MailerActions {
 	 * Queues a mail per recipient (persisted when it answers): `{ to: [{ uuid } | { login } | { address }],
 	 * templateId, templateData }`, or `{ to, subject, text }`. Recipients given as accounts get their `email`
 	 * attribute; those without one are `skipped`. 400 when no recipient has an address. Trusted: services only.
+	 * Templates and their data (lib/mail/templates/en-us.ts): Cell {Inviter, Cell, LinkPath}, PublicFile
+	 * {Inviter, FileName, LinkPath | LinkUrl, Message?, Expire?, MaxDownloads?}, PublicFolder (FolderName instead),
+	 * Digest (the list as `text`), ResetPassword {Login, LinkPath, Code, Minutes}, ResetPasswordDone {Login},
+	 * Welcome / Invite {Login, Password?, Inviter}. LinkPath is a path on the server's PUBLIC_URL.
 	 */
 	"mailer.queue": { params: QueueRequest; result: QueueResult };
 }

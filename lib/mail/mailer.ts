@@ -123,8 +123,12 @@ export class Mailer {
 		return { ids: await this.write(resolved, req), skipped };
 	}
 
-	/** `POST /a/mailer/send` for `caller`: checks what the caller may send, then queues it. */
-	async send(caller: Identity, mail: MailerMail): Promise<QueueResult> {
+	/**
+	 * `POST /a/mailer/send` for `caller`: checks what the caller may send, then queues it. With `direct`, the mails
+	 * are handed to it at once instead of queued, and its failure is the caller's (Cells sends the administrator's
+	 * AdminTestMail this way, so that the settings page shows whether the relay works).
+	 */
+	async send(caller: Identity, mail: MailerMail, direct?: (m: MailMessage) => Promise<void>): Promise<QueueResult> {
 		const admin = isAdmin(caller);
 		const people = [...(mail.To ?? []), ...(mail.Cc ?? [])];
 		if (people.length > MAX_RECIPIENTS) throw new ForbiddenError(`You are not allowed to send emails to more than ${MAX_RECIPIENTS} people at once`);
@@ -146,6 +150,7 @@ export class Mailer {
 		const data: Record<string, string> = {};
 		for (const [k, v] of Object.entries(mail.TemplateData ?? {})) if (typeof v === "string") data[k] = v;
 		if (!admin || !data.Inviter) data.Inviter = myName;
+		if (templateId === "AdminTestMail") data.AdminName = myName;
 		if (!admin) delete data.LinkUrl;
 
 		const resolved: Resolved[] = [];
@@ -156,15 +161,19 @@ export class Mailer {
 			else skipped.push(p.Uuid || p.Address || "?");
 		}
 		if (!resolved.length) throw new BadRequestError("Could not find any address to send to");
-		const ids = await this.write(resolved, {
+		const ids = await this.write(
+			resolved,
+			{
 			to: [],
 			templateId: templateId as TemplateId | undefined,
 			templateData: data,
 			subject: mail.Subject,
 			text: body || undefined,
 			html: admin ? mail.ContentHtml || undefined : undefined,
-			onBehalfOf: { name: myName, email: myEmail && isMailAddress(myEmail) ? myEmail : undefined },
-		});
+				onBehalfOf: { name: myName, email: myEmail && isMailAddress(myEmail) ? myEmail : undefined },
+			},
+			direct,
+		);
 		return { ids, skipped };
 	}
 
@@ -209,7 +218,7 @@ export class Mailer {
 		return { to: { name: displayName(user), address: email }, language: language ?? (user.Attributes?.lang || undefined), user };
 	}
 
-	private async write(recipients: Resolved[], req: QueueRequest): Promise<string[]> {
+	private async write(recipients: Resolved[], req: QueueRequest, direct?: (m: MailMessage) => Promise<void>): Promise<string[]> {
 		const s = this.settings();
 		const server = parseMailbox(s.mailFrom, "sender");
 		const domain = server.address.split("@")[1] || "localhost";
@@ -234,7 +243,8 @@ export class Mailer {
 			if (req.templateId) message.templateId = req.templateId;
 			rows.push({ id: randomUUID(), recipient: r.to.address, subject: message.subject, message, maxAttempts: s.maxAttempts });
 		}
-		await this.queueRepo.enqueue(rows, now);
+		if (direct) for (const r of rows) await direct(r.message);
+		else await this.queueRepo.enqueue(rows, now);
 		return rows.map((r) => r.id);
 	}
 }

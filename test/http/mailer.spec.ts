@@ -120,6 +120,24 @@ describe("HTTP: mailer", function () {
 		assert.equal(got.mail.to && !Array.isArray(got.mail.to) ? got.mail.to.value[0].name : "", "A Partner");
 	});
 
+	it("an administrator's AdminTestMail is sent at once: the relay's refusal is the answer", async () => {
+		const body = { To: [{ Uuid: "admin" }, { Address: "ops@elsewhere.org" }], TemplateId: "AdminTestMail", TemplateData: { Message: "Is the relay working?" } };
+		relay.refuse = true;
+		const refused = await node.api("POST", "/a/mailer/send", body, admin);
+		assert.equal(refused.status, 503, refused.text);
+		assert.match(refused.body.Title, /451/);
+		relay.refuse = false;
+		const ok = await node.api("POST", "/a/mailer/send", body, admin);
+		assert.equal(ok.status, 200, ok.text);
+		// Already at the relay when the call answers.
+		const got = relay.find("ops@elsewhere.org", /test mail/);
+		assert.ok(got, "delivered before the answer");
+		assert.match(got.mail.text ?? "", /Is the relay working\?/);
+		// The admin account has no email here: only the address was written to.
+		assert.equal(relay.received.filter((r) => /test mail/.test(r.mail.subject ?? "")).length, 1);
+		assert.equal((await queueOf(node).list("queued")).filter((m) => /test mail/.test(m.subject)).length, 0);
+	});
+
 	it("the password reset mail reaches the SMTP server, with a working link", async () => {
 		const ask = await node.api("PUT", "/a/auth/reset-password-token/dora", {});
 		assert.equal(ask.status, 200, ask.text);
