@@ -113,11 +113,11 @@ export class MailQueueRepo<M = unknown> {
 		return rows.map((r) => recordOf<M>(r)).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || (a.id < b.id ? -1 : 1));
 	}
 
-	/** `node` delivered it; whether the row was still `node`'s. */
-	async markSent(id: string, node: string, now: number): Promise<boolean> {
+	/** `node` delivered it (`keep`: what to keep of the message from now on); whether the row was still `node`'s. */
+	async markSent(id: string, node: string, now: number, keep?: M): Promise<boolean> {
 		const r = await this.db.kysely
 			.updateTable("mail_queue")
-			.set({ status: MAIL_SENT, sent_at: now, claimed_by: null, claimed_until: null, last_error: null })
+			.set({ status: MAIL_SENT, sent_at: now, claimed_by: null, claimed_until: null, last_error: null, ...(keep === undefined ? {} : { message: JSON.stringify(keep) }) })
 			.where("id", "=", id)
 			.where("status", "=", MAIL_SENDING)
 			.where("claimed_by", "=", node)
@@ -127,9 +127,9 @@ export class MailQueueRepo<M = unknown> {
 
 	/**
 	 * `node`'s attempt failed with `error`: queued again for `retryAt`, or given up (status failed, the error kept)
-	 * when `retryAt` is null. Whether the row was still `node`'s.
+	 * when `retryAt` is null (`keep`: what to keep of the message then). Whether the row was still `node`'s.
 	 */
-	async markAttemptFailed(id: string, node: string, error: string, retryAt: number | null): Promise<boolean> {
+	async markAttemptFailed(id: string, node: string, error: string, retryAt: number | null, keep?: M): Promise<boolean> {
 		const r = await this.db.kysely
 			.updateTable("mail_queue")
 			.set({
@@ -138,6 +138,7 @@ export class MailQueueRepo<M = unknown> {
 				claimed_by: null,
 				claimed_until: null,
 				last_error: error.slice(0, 2000),
+				...(retryAt === null && keep !== undefined ? { message: JSON.stringify(keep) } : {}),
 			})
 			.where("id", "=", id)
 			.where("status", "=", MAIL_SENDING)

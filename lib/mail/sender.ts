@@ -2,7 +2,8 @@
 // in the store before it is sent (lib/db/mail-queue) so that even two senders would never send the same one. A
 // failed attempt is queued again after a delay that doubles each time (`retryDelayMs`, at most `maxRetryDelayMs`),
 // until the mail's attempts are spent: then it is given up, its last error kept. A mail being sent when its node
-// died is due again once its claim runs out (`claimMs`); a node that stops gives its claims back at once.
+// died is due again once its claim runs out (`claimMs`); a node that stops gives its claims back at once. A mail
+// done with (sent or given up) keeps its envelope, subject and error, not its body.
 import type { RunOutcome } from "../cluster/periodic";
 import type { MailQueueRepo, QueuedMail } from "../db/mail-queue";
 import type { MailMessage, MailTransport } from "./transport";
@@ -96,15 +97,24 @@ export class MailSender {
 			const why = describe(err);
 			const giveUp = m.attempts >= m.maxAttempts;
 			const retryAt = giveUp ? null : this.now() + this.retryDelay(m.attempts);
-			await this.queue.markAttemptFailed(m.id, this.opts.node, why, retryAt);
+			await this.queue.markAttemptFailed(m.id, this.opts.node, why, retryAt, withoutBody(m.message));
 			if (giveUp) this.opts.log?.warn(`Mail ${m.id} "${m.subject}" to ${m.recipient} given up after ${m.attempts} attempts: ${why}`);
 			else this.opts.log?.warn(`Mail ${m.id} to ${m.recipient} not delivered (attempt ${m.attempts} of ${m.maxAttempts}), retried in ${Math.round((retryAt! - this.now()) / 1000)} s: ${why}`);
 			return giveUp ? "failed" : "retried";
 		}
-		await this.queue.markSent(m.id, this.opts.node, this.now());
+		await this.queue.markSent(m.id, this.opts.node, this.now(), withoutBody(m.message));
 		this.opts.log?.info(`Mail ${m.id} "${m.subject}" delivered to ${m.recipient} (${this.transport.kind})`);
 		return "sent";
 	}
+}
+
+/**
+ * What the queue keeps of a mail once it is done with it (sent, or given up): the envelope and subject, not the
+ * body, which may hold a secret (a password-reset key) that has no business staying in the database.
+ */
+export function withoutBody(m: MailMessage): MailMessage {
+	const { html: _html, ...rest } = m;
+	return { ...rest, text: "" };
 }
 
 function describe(err: unknown): string {

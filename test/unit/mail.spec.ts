@@ -88,7 +88,7 @@ onEveryBackend("MailSender", (h) => {
 	let now = 1_800_000_000_000;
 	const clock = () => now;
 	const opts = { retryDelayMs: 1000, maxRetryDelayMs: 4000, claimMs: 60_000, batch: 5, keepSentMs: 1000, clock };
-	const message = (to: string): MailMessage => ({ from: { address: "s@example.com" }, to: { address: to }, subject: `to ${to}`, text: "t", messageId: `<${to}>`, date: now });
+	const message = (to: string): MailMessage => ({ from: { address: "s@example.com" }, to: { address: to }, subject: `to ${to}`, text: "secret body", html: "<p>secret body</p>", messageId: `<${to}>`, date: now });
 	const queue = (to: string, maxAttempts = 3) => repo.enqueue([{ id: `id-${to}`, recipient: to, subject: `to ${to}`, message: message(to), maxAttempts }], now);
 
 	beforeEach(async () => {
@@ -112,7 +112,10 @@ onEveryBackend("MailSender", (h) => {
 		now += 2000;
 		assert.deepEqual(await s.tick(), { ran: true, sent: 1, retried: 0, failed: 0 });
 		assert.equal(t.delivered.length, 1);
-		assert.equal((await repo.get("id-a@x.io"))?.status, "sent");
+		const sent = await repo.get("id-a@x.io");
+		assert.equal(sent?.status, "sent");
+		// Done with: the envelope and subject stay, not the body (a reset key has no business staying there).
+		assert.deepEqual([sent?.message.text, sent?.message.html, sent?.message.subject, sent?.message.to], ["", undefined, "to a@x.io", { address: "a@x.io" }]);
 	});
 
 	it("gives up after the mail's attempts, keeping the last error", async () => {
@@ -126,6 +129,8 @@ onEveryBackend("MailSender", (h) => {
 		const row = await repo.get("id-b@x.io");
 		assert.equal(row?.status, "failed");
 		assert.match(row?.lastError ?? "", /451 Greylisted/);
+		assert.equal(row?.message.text, "");
+		assert.equal(row?.message.to.address, "b@x.io");
 	});
 
 	it("a mail whose node died mid-send is sent by the next node once the claim ran out, once", async () => {
