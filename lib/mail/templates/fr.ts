@@ -1,4 +1,4 @@
-// Textes français des mails (mêmes clés et mêmes règles que en-us.ts ; une clé absente retombe sur l'anglais).
+// Textes français des mails : les mêmes clés et les mêmes règles que en-us.ts (un test vérifie qu'il n'en manque aucune).
 export const fr: Record<string, string> = {
 	"Mail.Main.Greeting": "Bonjour {Name},",
 	"Mail.Main.Signature": "Cordialement,\n{Title}",
@@ -22,6 +22,32 @@ export const fr: Record<string, string> = {
 	"Mail.Cell.LinkLabel": "Ouvrir {Cell}",
 
 	"Mail.PublicFile.Subject": "{Inviter} partage un fichier avec vous",
+	"Mail.PublicFile.Intros": "{Inviter} partage le fichier {FileName} avec vous.\n{Message}\nLe lien expire le {Expire}.\nIl peut être téléchargé {MaxDownloads} fois.",
+	"Mail.PublicFile.LinkInstructions": "Pour voir le fichier dans votre navigateur :",
+	"Mail.PublicFile.LinkLabel": "Ouvrir {FileName}",
+
 	"Mail.PublicFolder.Subject": "{Inviter} partage un dossier avec vous",
+	"Mail.PublicFolder.Intros": "{Inviter} partage le dossier {FolderName} avec vous.\n{Message}\nLe lien expire le {Expire}.\nIl peut être téléchargé {MaxDownloads} fois.",
+	"Mail.PublicFolder.LinkInstructions": "Pour voir le dossier dans votre navigateur :",
+	"Mail.PublicFolder.LinkLabel": "Ouvrir {FolderName}",
+
 	"Mail.Digest.Subject": "Vos notifications {Title}",
+	"Mail.Digest.Intros": "Voici ce qui s'est passé sur {Title} depuis votre dernier résumé.",
+	"Mail.Digest.LinkInstructions": "Pour tout voir dans {Title} :",
+	"Mail.Digest.LinkLabel": "Ouvrir {Title}",
+
+	"Mail.Welcome.Subject": "Bienvenue sur {Title}",
+	"Mail.Welcome.Intros": "Un compte a été créé pour vous sur {Title}. Votre identifiant est {Login}.\nVotre mot de passe est {Password} : changez-le à votre première connexion.",
+	"Mail.Welcome.LinkInstructions": "Pour vous connecter :",
+	"Mail.Welcome.LinkLabel": "Se connecter à {Title}",
+
+	"Mail.Invite.Subject": "{Inviter} vous invite sur {Title}",
+	"Mail.Invite.Intros": "{Inviter} a créé un compte pour vous sur {Title}. Votre identifiant est {Login}.\nVotre mot de passe est {Password} : changez-le à votre première connexion.",
+	"Mail.Invite.LinkInstructions": "Pour vous connecter :",
+	"Mail.Invite.LinkLabel": "Se connecter à {Title}",
+
+	"Mail.AdminTestMail.Subject": "{Title} vous envoie un mail de test",
+	"Mail.AdminTestMail.Intros": "{Message}",
+	"Mail.AdminTestMail.LinkInstructions": "Pour ouvrir {Title} :",
+	"Mail.AdminTestMail.LinkLabel": "Ouvrir {Title}",
 };
