@@ -1,4 +1,4 @@
-// Textes français des mails : les mêmes clés et les mêmes règles que en-us.ts (un test vérifie qu'il n'en manque aucune).
+// French mail texts: the same keys and rules as en-us.ts (a test checks that none is missing).
 export const fr: Record<string, string> = {
 	"Mail.Main.Greeting": "Bonjour {Name},",
 	"Mail.Main.Signature": "Cordialement,\n{Title}",
