@@ -3,7 +3,7 @@
  * decodes Cells JSON requests and encodes responses once, at the edge (lib/cells/codec), resolves the caller's
  * credentials (auth.resolve, cached) and enforces IP bans and the REST security policies before any action runs.
  * Consumes: `identity.changed`, `token.revoked` (clear the credential cache), `policy.changed` (reload policies),
- * `tree.changed`, `versions.changed` and `datasources.changed` (drop cached reads and store handles).
+ * `tree.changed`, `usermeta.changed`, `versions.changed` and `datasources.changed` (drop cached reads and store handles).
  * Emits nothing.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
@@ -148,6 +148,10 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		},
 		// Cached tree reads (stat, listings) are only as old as the last change anywhere in the tree.
 		"tree.changed"(this: GatewayThis) {
+			this.responses.clear();
+		},
+		// Stats and listings show the user metadata of their nodes.
+		"usermeta.changed"(this: GatewayThis) {
 			this.responses.clear();
 		},
 		// Listings with Versions:true show kept versions: pruned ones must not linger in cached answers.

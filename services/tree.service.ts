@@ -4,7 +4,8 @@
  * views in datasource paths. User paths are resolved through lib/tree/resolver (workspace roots, virtual nodes,
  * the caller's rights). Broadcasts `tree.changed` {type, node, from?} (every gateway drops its cached reads,
  * every search replica updates its index). Consumes `identity.changed` and
- * `datasources.changed` (drops its caches).
+ * `datasources.changed` (drops its caches). Calls `user-meta.valuesFor` once per stat or listing page (the
+ * user metadata the caller may read, shown in the nodes' MetaStore) when a user-meta service runs.
  */
 import type { Context, ServiceSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
@@ -13,14 +14,14 @@ import { PeriodicLease } from "../lib/cluster/periodic";
 import { importNedbNodes } from "../lib/db/nodes-import";
 import { loadConfig } from "../lib/config";
 import { BadRequestError, NotFoundError } from "../lib/errors";
-import type { Meta } from "../lib/auth/identity";
+import type { Identity, Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { TreeIndex } from "../lib/tree/index";
 import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
 import { presentNode } from "../lib/tree/present";
 import { splitPath } from "../lib/tree/paths";
-import { checkUserWritable, type NodeDoc } from "../lib/tree/model";
+import { checkUserWritable, type NodeDoc, type TreeNode } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { DataStoresMixin } from "../mixins/datastores.mixin";
 import { deleteObject, listWorkspaceObjects } from "../lib/tree/objects";
@@ -212,6 +213,22 @@ const TreeService: ServiceSchema = {
 				return { Removed: await this.sweepAll(ctx.params.maxAgeMs, ctx.params.orphans ?? false) };
 			},
 		},
+		// Internal: nodes by uuid as the caller sees them (user metadata, bookmarks, graph); unreadable ones left out.
+		statUuids: {
+			retryPolicy: { enabled: true },
+			params: { Uuids: { type: "array", items: { type: "string", max: 255 }, max: 1000 } },
+			async handler(ctx: Context<{ Uuids: string[] }, Meta>) {
+				return { Nodes: await this.reader.statUuids(ctx.params.Uuids, requireUser(ctx)) };
+			},
+		},
+		// Internal: the files most recently modified in the caller's workspaces (graph recommendations).
+		recent: {
+			retryPolicy: { enabled: true },
+			params: { Limit: { type: "number", integer: true, min: 1, max: 1000 } },
+			async handler(ctx: Context<{ Limit: number }, Meta>) {
+				return { Nodes: await this.reader.recent(requireUser(ctx), ctx.params.Limit) };
+			},
+		},
 		roots: {
 			retryPolicy: { enabled: true },
 			params: {},
@@ -366,6 +383,21 @@ const TreeService: ServiceSchema = {
 			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, key: doc.key, meta: doc.meta };
 			void broadcast(this.broker, "tree.changed", from ? { type, node, from } : { type, node });
 		},
+		/** The user metadata the caller may read, into the nodes' MetaStore: one call for the whole answer. */
+		async addUserMeta(nodes: TreeNode[], user: Identity): Promise<void> {
+			if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("user-meta")) return;
+			try {
+				// One call per answer; a huge answer (many large pages at once) in a few.
+				for (let i = 0; i < nodes.length; i += 5000) {
+					const page = nodes.slice(i, i + 5000);
+					const values = await call(this.broker, "user-meta.valuesFor", { NodeUuids: page.map((n) => n.Uuid) }, { meta: { user } });
+					for (const n of page) if (values[n.Uuid]) n.MetaStore = { ...n.MetaStore, ...values[n.Uuid] };
+				}
+			} catch (e) {
+				// A listing without user metadata beats no listing.
+				this.logger.warn(`User metadata not added: ${(e as Error).message}`);
+			}
+		},
 		async datasource(name: string): Promise<DatasourceHandle> {
 			const h = await this.dataStore(name);
 			await this.ops.index.ensureRoot(name);
@@ -414,6 +446,7 @@ const TreeService: ServiceSchema = {
 			this.resolver,
 			async (uuid) => ((this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("versions") ? call(this.broker, "versions.list", { uuid }) : []),
 			async (doc, format) => archiveSource(format, (await this.dataStore(doc.ds)).store, doc.key ?? "", doc.size, { maxEntries: MAX_ARCHIVE_ENTRIES }),
+			(nodes, user) => this.addUserMeta(nodes, user),
 		);
 		// Content of writes interrupted by a crash is never in the index; it is swept once a day old.
 		// Unreferenced objects of flat datasources (a listing of all their storage) once a day.

@@ -16,6 +16,8 @@ import type { RolesActions } from "./roles";
 import type { WorkspacesActions } from "./workspaces";
 import type { EncryptionActions, EncryptionEvents } from "./encryption";
 import type { SelectionsActions } from "./selections";
+import type { UserMetaActions, UserMetaEvents } from "./usermeta";
+import type { GraphActions } from "./graph";
 import type { MailerActions, MailerEvents } from "./mailer";
 
 export type * from "./tree";
@@ -30,10 +32,12 @@ export type * from "./roles";
 export type * from "./workspaces";
 export type * from "./encryption";
 export type * from "./auth";
+export type * from "./usermeta";
+export type * from "./graph";
 export type * from "./mailer";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, MailerActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, MailerEvents {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, UserMetaActions, GraphActions, MailerActions {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, UserMetaEvents, MailerEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

@@ -59,6 +59,10 @@ export interface TreeActions {
 	"tree.listObjects": { params: { Prefix: string; Delimiter?: string; StartAfter?: string; MaxKeys: number }; result: ObjectListing };
 	"tree.folderMarker": { params: { Path: string }; result: { Uuid: string; MTime: number } };
 	"tree.deleteObject": { params: { Path: string }; result: { Deleted: boolean } };
+	/** Nodes by uuid in user paths (the first workspace showing each), unreadable and unknown ones left out. */
+	"tree.statUuids": { params: { Uuids: string[] }; result: { Nodes: TreeNode[] } };
+	/** The files most recently modified in the caller's workspaces, newest first. */
+	"tree.recent": { params: { Limit: number }; result: { Nodes: TreeNode[] } };
 	"tree.copyObject": { params: { From: string; To: string; Headers?: Record<string, string> }; result: WrittenObject };
 }
 

@@ -153,6 +153,7 @@ export { LeasesRepo } from "./leases";
 export { JobsRepo, type JobRecord, type TaskRecord, type LogRecord, type LogFilter, type TaskFields } from "./jobs";
 export { TokensRepo } from "./tokens";
 export { SelectionsRepo, type SelectionRecord } from "./selections";
+export { UserMetaRepo, type UserMetaQuery } from "./user-meta";
 export { EncryptionKeysRepo } from "./encryption-keys";
 export { DataSourcesRepo, type VirtualNodeRecord } from "./datasources";
 export { VersionsRepo } from "./versions";

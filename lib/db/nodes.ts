@@ -26,7 +26,7 @@ import { ancestors, baseName, parentOf } from "../tree/paths";
 import { isForeignKeyViolation } from "./errors";
 import type { Db } from "./index";
 import type { Database, NodesTable } from "./schema";
-import { fromJson, orNull } from "./sql";
+import { fromJson, orNull, prefixEnd } from "./sql";
 
 export type NodeType = "LEAF" | "COLLECTION";
 
@@ -316,6 +316,20 @@ export class NodesRepo {
 		let q = this.db.kysely.selectFrom("nodes").selectAll().where("ds", "=", ds).where("type", "=", "LEAF");
 		if (after !== undefined) q = q.where("uuid", ">", after);
 		return (await q.orderBy("uuid").limit(limit).execute()).map(toRecord);
+	}
+
+	/**
+	 * The `limit` files of a datasource most recently modified, under `under` ("" = anywhere), newest first (the
+	 * "recent files" of a user's workspaces). Served by the (ds, type, …) index and a sort of that datasource's files.
+	 */
+	async recentFiles(ds: string, under: string, limit: number): Promise<NodeRecord[]> {
+		let q = this.db.kysely.selectFrom("nodes").selectAll().where("ds", "=", ds).where("type", "=", "LEAF");
+		if (under) {
+			q = q.where("path", ">=", `${under}/`);
+			const end = prefixEnd(`${under}/`);
+			if (end) q = q.where("path", "<", end);
+		}
+		return (await q.orderBy("mtime", "desc").orderBy("uuid").limit(limit).execute()).map(toRecord);
 	}
 
 	/** Object keys of up to `limit` files of a datasource, any of them. */

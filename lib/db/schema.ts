@@ -301,6 +301,35 @@ export interface MailQueueTable {
 	sent_at: number | null;
 }
 
+/** A declared user-metadata namespace (lib/db/user-meta). */
+export interface UserMetaNamespacesTable {
+	namespace: string;
+	label: string;
+	ord: number;
+	indexable: Flag;
+	json_definition: string;
+	/** JSON array of resource policies (who may read and write values). */
+	policies: string;
+}
+
+/** A user-metadata value on a node; `owner` is "" for shared values, the user's uuid for per-user ones. */
+export interface UserMetaTable {
+	uuid: string;
+	node_uuid: string;
+	namespace: string;
+	owner: string;
+	json_value: string;
+	/** JSON array of resource policies. */
+	policies: string;
+	/** Unix seconds. */
+	updated_at: number;
+}
+
+export interface UserMetaTagsTable {
+	namespace: string;
+	tag: string;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -325,6 +354,9 @@ export interface Database {
 	leases: LeasesTable;
 	markers: MarkersTable;
 	mail_queue: MailQueueTable;
+	user_meta_namespaces: UserMetaNamespacesTable;
+	user_meta: UserMetaTable;
+	user_meta_tags: UserMetaTagsTable;
 }
 
 export type TableName = keyof Database;

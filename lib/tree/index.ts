@@ -71,6 +71,11 @@ export class TreeIndex {
 		return orNull(await this.nodes.byUuid(uuid));
 	}
 
+	/** The files under a datasource path most recently modified, newest first. */
+	async recent(ds: string, under: string, limit: number): Promise<NodeDoc[]> {
+		return (await this.nodes.recentFiles(ds, under, limit)).map(toDoc);
+	}
+
 	async ensureRoot(ds: string): Promise<NodeDoc> {
 		return toDoc(await this.nodes.ensureRoot(ds));
 	}

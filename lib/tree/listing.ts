@@ -4,8 +4,8 @@ import { BadRequestError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
 import type { AccessibleWorkspace } from "../workspaces/model";
 import { SORT_FIELDS, type SortField, type TreeIndex } from "./index";
-import type { Resolver, Location } from "./resolver";
-import type { NodeDoc, TreeNode } from "./model";
+import { Resolver, type Location } from "./resolver";
+import { RECYCLE_BIN, type NodeDoc, type TreeNode } from "./model";
 import { pagination, presentNode, presentWorkspace, type Pagination } from "./present";
 import type { VersionEntry } from "../versions/prune";
 import { lookup as mimeLookup } from "mime-types";
@@ -52,7 +52,18 @@ export class TreeReader {
 		private readonly versions?: (uuid: string) => Promise<VersionEntry[]>,
 		/** Reads an archive file's entries (archive browsing); absent: archives are files only. */
 		private readonly archive?: (doc: NodeDoc, format: ArchiveFormat) => Promise<ArchiveSource>,
+		/**
+		 * Adds what other services keep about nodes (user metadata) to the MetaStore of the nodes of one answer:
+		 * called once per answer (a listing page, a stat), never per node.
+		 */
+		private readonly decorate?: (nodes: TreeNode[], user: Identity) => Promise<void>,
 	) {}
+
+	private async decorated<T extends TreeNode[]>(nodes: T, user: Identity): Promise<T> {
+		const real = nodes.filter((n) => n.Uuid !== "ROOT" && !n.MetaStore?.archive_entry);
+		if (this.decorate && real.length) await this.decorate(real, user);
+		return nodes;
+	}
 
 	/** The archive file a path goes into (`x.zip/docs` -> x.zip and "docs"), if the path is inside one. */
 	async archiveAt(loc: Location): Promise<{ doc: NodeDoc; format: ArchiveFormat; inner: string } | null> {
@@ -86,6 +97,12 @@ export class TreeReader {
 	}
 
 	async stat(path: string, user: Identity, extended = true): Promise<TreeNode | null> {
+		const node = await this.statPlain(path, user, extended);
+		return node && (await this.decorated([node], user))[0];
+	}
+
+	/** The node at a path (without what `decorate` adds); null when absent. */
+	private async statPlain(path: string, user: Identity, extended = true): Promise<TreeNode | null> {
 		const loc: Location | null = await this.resolver.resolve(path, user);
 		if (!loc) return { Uuid: "ROOT", Path: "", Type: "COLLECTION", MetaStore: { name: '""' } };
 		await this.resolver.check(loc, user, "read", path);
@@ -108,7 +125,7 @@ export class TreeReader {
 			const listing = raw === "/*" || raw.endsWith("/*");
 			const path = listing ? raw.slice(0, -2) : raw;
 			if (!listing) {
-				const n = await this.stat(path, user).catch((e: { code?: number }) => (e.code === 404 ? null : Promise.reject(e)));
+				const n = await this.statPlain(path, user).catch((e: { code?: number }) => (e.code === 404 ? null : Promise.reject(e)));
 				if (n) nodes.push(n);
 				continue;
 			}
@@ -139,7 +156,67 @@ export class TreeReader {
 			for (const c of children) nodes.push(presentNode(c, loc));
 			page = pagination(offset, p.Limit ?? 0, total);
 		}
-		return { Nodes: nodes, Pagination: page };
+		return { Nodes: await this.decorated(nodes, user), Pagination: page };
+	}
+
+	/**
+	 * Where a node shows for the user: the first of their workspaces whose root holds it and where they may read
+	 * it; null when there is none.
+	 */
+	async locate(doc: NodeDoc, user: Identity): Promise<Location | null> {
+		for (const ws of await this.resolver.workspacesOf(user)) {
+			const root = await this.resolver.rootOf(ws, user).catch(() => null);
+			if (!root || root.ds !== doc.ds) continue;
+			if (!(root.path === "" || doc.path === root.path || doc.path.startsWith(`${root.path}/`))) continue;
+			const userPath = Resolver.userPath({ ws, rootPath: root.path }, doc.path);
+			const loc = await this.resolver.resolve(userPath, user).catch(() => null);
+			if (!loc) continue;
+			const readable = await this.resolver.check(loc, user, "read", userPath).then(() => true, () => false);
+			if (readable) return loc;
+		}
+		return null;
+	}
+
+	/**
+	 * The nodes of these uuids the user may read, in user paths (the first workspace showing each), in the order
+	 * asked; unknown and unreadable ones are left out. Nodes the user may not write carry `node_readonly`.
+	 */
+	async statUuids(uuids: string[], user: Identity): Promise<TreeNode[]> {
+		const out: TreeNode[] = [];
+		for (const uuid of [...new Set(uuids)]) {
+			const doc = await this.index.byUuid(uuid);
+			const loc = doc && (await this.locate(doc, user));
+			if (doc && loc) out.push(presentNode(doc, loc, doc.type === "COLLECTION" ? await this.countMeta(doc) : {}));
+		}
+		return this.decorated(out, user);
+	}
+
+	/**
+	 * The files most recently modified in the user's workspaces, newest first: readable, outside recycle bins,
+	 * not hidden, each once.
+	 */
+	async recent(user: Identity, limit: number): Promise<TreeNode[]> {
+		const found: { doc: NodeDoc; loc: Location }[] = [];
+		const seen = new Set<string>();
+		for (const ws of await this.resolver.workspacesOf(user)) {
+			const root = await this.resolver.rootOf(ws, user).catch(() => null);
+			if (!root) continue;
+			// Some candidates may be unreadable (node ACLs) or in the bin: ask for more than needed.
+			for (const doc of await this.index.recent(root.ds, root.path, limit * 2)) {
+				if (seen.has(doc._id)) continue;
+				const userPath = Resolver.userPath({ ws, rootPath: root.path }, doc.path);
+				const loc = await this.resolver.resolve(userPath, user).catch(() => null);
+				if (!loc || loc.rel === RECYCLE_BIN || loc.rel.startsWith(`${RECYCLE_BIN}/`) || loc.rel.split("/").some((s) => s.startsWith("."))) continue;
+				if (!(await this.resolver.check(loc, user, "read", userPath).then(() => true, () => false))) continue;
+				seen.add(doc._id);
+				found.push({ doc, loc });
+			}
+		}
+		found.sort((a, b) => b.doc.mtime - a.doc.mtime || (a.doc._id < b.doc._id ? -1 : 1));
+		return this.decorated(
+			found.slice(0, limit).map((f) => presentNode(f.doc, f.loc)),
+			user,
+		);
 	}
 
 	// ---- versions (owned by the versions work) ----

@@ -359,4 +359,16 @@ onEveryBackend("NodesRepo", (h) => {
 		assert.equal(moved, 17);
 		assert.equal((await nodes.byPath("ds1", `longer${path.slice(4)}/f`))?.size, 2);
 	});
+
+	it("lists a datasource's files most recently modified first, under a folder or anywhere", async () => {
+		await nodes.ensureRoot("ds-recent");
+		await nodes.insert({ ds: "ds-recent", path: "a", type: "COLLECTION", mtime: 1 });
+		await nodes.insert({ ds: "ds-recent", path: "ab", type: "COLLECTION", mtime: 1 });
+		await nodes.insert({ ds: "ds-recent", path: "a/old.txt", type: "LEAF", mtime: 100 });
+		await nodes.insert({ ds: "ds-recent", path: "a/new.txt", type: "LEAF", mtime: 300 });
+		await nodes.insert({ ds: "ds-recent", path: "ab/other.txt", type: "LEAF", mtime: 200 });
+		assert.deepEqual((await nodes.recentFiles("ds-recent", "", 10)).map((n) => n.path), ["a/new.txt", "ab/other.txt", "a/old.txt"]);
+		assert.deepEqual((await nodes.recentFiles("ds-recent", "a", 10)).map((n) => n.path), ["a/new.txt", "a/old.txt"]);
+		assert.deepEqual((await nodes.recentFiles("ds-recent", "", 1)).map((n) => n.path), ["a/new.txt"]);
+	});
 });
