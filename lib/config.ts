@@ -34,6 +34,14 @@ export interface CellarConfig {
 	kdfParallel: number;
 	metrics: boolean;
 	mailFrom: string;
+	/** smtp:// or smtps:// URL of the relay that delivers Cellar's mails; unset, they are written to DATA_DIR/outbox. */
+	smtpUrl?: string;
+	/** Seconds before a failed mail is tried again (doubling at each failure, at most an hour). */
+	mailRetryDelay: number;
+	/** Delivery attempts of a mail before it is given up (its error kept in the queue). */
+	mailMaxAttempts: number;
+	/** The address users open Cellar at, for the links in mails; unset, http://<HOST>:<PORT>. */
+	publicUrl?: string;
 	/** The main datasource made structured on first start. */
 	defaultDsStructured: boolean;
 	/** Absolute folders where LOCAL datasources may live besides DATA_DIR. */
@@ -58,7 +66,7 @@ export const VARIABLES = [
 	"PORT", "HOST", "DATA_DIR", "ADMIN_LOGIN", "ADMIN_PASSWORD", "JWT_SECRET", "TRANSPORTER", "MONGO_URI", "DATABASE_URL", "SERVICES", "NODE_ID",
 	"NAMESPACE", "LOG_LEVEL", "ACCESS_TOKEN_TTL", "REFRESH_TOKEN_TTL", "MAX_FAILED_LOGINS", "LOGIN_LOCK_DURATION", "LOGIN_DELAY_MAX", "IP_BAN_THRESHOLD",
 	"IP_BAN_WINDOW", "IP_BAN_DURATION", "BODY_LIMIT", "BODY_TIMEOUT", "IDLE_TIMEOUT", "TRUSTED_PROXIES", "REQUEST_TIMEOUT", "HEARTBEAT_INTERVAL",
-	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
+	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "SMTP_URL", "MAIL_RETRY_DELAY", "MAIL_MAX_ATTEMPTS", "PUBLIC_URL", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
 ] as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -118,6 +126,10 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 	}
 	const databaseUrl = text("DATABASE_URL")?.trim();
 	if (databaseUrl && !/^postgres(ql)?:\/\//i.test(databaseUrl)) problems.push(`DATABASE_URL must be a postgres:// or postgresql:// URL (got "${databaseUrl.slice(0, 12)}…")`);
+	const smtpUrl = text("SMTP_URL")?.trim();
+	if (smtpUrl && !/^smtps?:\/\/[^/?#]/i.test(smtpUrl)) problems.push(`SMTP_URL must be an smtp:// or smtps:// URL such as smtp://user:pass@mail.example.com:587 (got "${smtpUrl.slice(0, 8)}…")`);
+	const publicUrlText = text("PUBLIC_URL")?.trim().replace(/\/+$/, "");
+	if (publicUrlText && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(publicUrlText)) problems.push(`PUBLIC_URL must be an http:// or https:// URL such as https://files.example.com, got "${publicUrlText}"`);
 	const bodyLimit = text("BODY_LIMIT")?.trim() ?? "1mb";
 	if (!/^\d+(\.\d+)?\s*(b|kb|mb|gb)?$/i.test(bodyLimit)) problems.push(`BODY_LIMIT must be a size such as 1mb or 512kb, got "${bodyLimit}"`);
 	const scryptN = num("SCRYPT_N", 16384, { min: 2, max: 1 << 22 });
@@ -150,6 +162,10 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 		kdfParallel: num("KDF_PARALLEL", Math.max(1, availableParallelism() - 1), { min: 1 }),
 		metrics: bool("METRICS", false),
 		mailFrom: text("MAIL_FROM") ?? "Cellar <no-reply@localhost>",
+		smtpUrl,
+		mailRetryDelay: num("MAIL_RETRY_DELAY", 30, { min: 1, max: 3600 }),
+		mailMaxAttempts: num("MAIL_MAX_ATTEMPTS", 10, { min: 1, max: 100 }),
+		publicUrl: publicUrlText,
 		defaultDsStructured: bool("CELLAR_DEFAULT_DS_STRUCT", false),
 		allowedLocalFolders: list("ALLOWED_LOCAL_FOLDERS", (e) => (isAbsolute(e) ? null : `"${e}" is not an absolute folder`)),
 		trustedProxies: list("TRUSTED_PROXIES", (e) => (isIpOrCidr(e) ? null : `"${e}" is not an IP address or a network such as 10.0.0.0/8`)),

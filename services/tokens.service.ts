@@ -3,8 +3,8 @@
  * impersonation tokens, document tokens and password-reset keys. Secrets are stored as sha256 only.
  * Emits: `token.revoked` (broadcast, {Kind, SessionIds?|TokenIds?, UserUuid?, Reason?}) after any revocation;
  *        `audit.log` {action: "token.impersonate", actor, target, …}.
- * Calls: `users.byLogin` {login}, `users.byEmail` {email}, `users.setPassword` {login, password}, `tree.stat` {Node}.
- * Mail: writes `.eml` files to <DATA_DIR>/outbox (lib/mail/outbox).
+ * Calls: `users.byLogin` {login}, `users.byEmail` {email}, `users.setPassword` {login, password}, `tree.stat` {Node},
+ *        `mailer.queue` {to, templateId: ResetPassword | ResetPasswordDone, templateData} (the reset mails).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
@@ -20,10 +20,9 @@ import { checkName, checkScopes, checkText, sha256 } from "../lib/tokens/format"
 import { systemClock, type Clock, type PatType } from "../lib/tokens/model";
 import { Sessions } from "../lib/tokens/sessions";
 import { PersonalTokens, toApiToken } from "../lib/tokens/personal";
-import { ResetKeys, resetDoneMail, resetRequestMail } from "../lib/tokens/reset";
-import { writeOutboxMail } from "../lib/mail/outbox";
+import { RESET_TTL, ResetKeys } from "../lib/tokens/reset";
 import { randomUUID } from "node:crypto";
-import { broadcast, call, emit, type PublicUser, type TokenRevoked } from "../lib/contracts";
+import { broadcast, call, emit, type MailTemplateId, type PublicUser, type TokenRevoked } from "../lib/contracts";
 
 /** Impersonation tokens without an explicit expiry live one hour. */
 const IMPERSONATION_TTL = 3600;
@@ -288,7 +287,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 				await this.dropUserSessions(doc.userUuid);
 				await this.resets.removeForUser(doc.userUuid);
 				this.logger.info(`Password of ${doc.login} reset through a mailed key`);
-				await this.mail({ to: doc.email, ...resetDoneMail(doc.login) });
+				await this.mail(ctx, { address: doc.email, name: doc.login }, "ResetPasswordDone", { Login: doc.login });
 				return { Success: true, Message: "Password was reset" };
 			},
 		},
@@ -327,15 +326,23 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 				return;
 			}
 			const { key } = await this.resets.create({ userUuid: user.Uuid, login: user.Login, email });
-			await this.mail({ to: email, ...resetRequestMail(user.Login, key) });
+			await this.mail(ctx, { address: email, name: user.Login }, "ResetPassword", {
+				Login: user.Login,
+				LinkPath: `/user/reset-password/${key}`,
+				Code: key,
+				Minutes: String(RESET_TTL / 60),
+			});
 			this.logger.info(`Reset-password key mailed to the address of ${user.Login}`);
 		},
-		/** Queues a mail; a bad address is logged, not answered (the reset answer must not depend on it). */
-		async mail(this: TokensThis, m: { to: string; subject: string; text: string }) {
+		/**
+		 * Queues a mail through the mailer (persisted before the caller is answered); a failure (a bad address, no
+		 * mailer) is logged, not answered: the reset answer must not depend on it.
+		 */
+		async mail(this: TokensThis, ctx: Context<unknown, Meta>, to: { address: string; name: string }, templateId: MailTemplateId, templateData: Record<string, string>) {
 			try {
-				await writeOutboxMail(m, this.dataDir);
+				await call(ctx, "mailer.queue", { to: [to], templateId, templateData });
 			} catch (e) {
-				this.logger.warn(`Mail "${m.subject}" could not be queued: ${(e as Error).message}`);
+				this.logger.warn(`Mail ${templateId} could not be queued: ${(e as Error).message}`);
 			}
 		},
 		/** One node of the cluster purges (the lease's holder); whether this one did. */
@@ -355,7 +362,6 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 		const clock: Clock = systemClock;
 		// Read once, when the service starts: the environment of a test or a second node may change afterwards.
 		const cfg = loadConfig();
-		this.dataDir = cfg.dataDir;
 		this.tokens = new TokensRepo(this.db);
 		const imported = await importNedbOnce(this.db, cfg.dataDir, "tokens", (trx, docs) => TokensRepo.importNedb(trx, docs).then(() => undefined));
 		if (imported.imported) this.logger.info(`Imported ${imported.documents} sessions, tokens and reset keys from ${imported.backup}`);
@@ -392,7 +398,6 @@ interface TokensVars {
 	personal: PersonalTokens;
 	resets: ResetKeys;
 	purgeTimer?: NodeJS.Timeout;
-	dataDir: string;
 }
 interface TokensMethods {
 	revoked(payload: TokenRevoked): void;
@@ -400,7 +405,7 @@ interface TokensMethods {
 	checkCanMint(caller: Identity): void;
 	userByLogin(ctx: Context<unknown, Meta>, login: string): Promise<UserRecord>;
 	startReset(ctx: Context<unknown, Meta>, loginOrEmail: string): Promise<void>;
-	mail(m: { to: string; subject: string; text: string }): Promise<void>;
+	mail(ctx: Context<unknown, Meta>, to: { address: string; name: string }, templateId: MailTemplateId, templateData: Record<string, string>): Promise<void>;
 	purge(): Promise<boolean>;
 }
 type TokensThis = Service & TokensVars & TokensMethods;

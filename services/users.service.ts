@@ -108,6 +108,15 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 				return publicUser(u);
 			},
 		},
+		byUuid: {
+			retryPolicy: { enabled: true },
+			params: { uuid: { type: "string", max: 255 } },
+			async handler(this: This, ctx: Context<{ uuid: string }>) {
+				const u = await this.admin.directory.byUuid(ctx.params.uuid);
+				if (!u) throw new NotFoundError(`User ${ctx.params.uuid} not found`, "user.notfound");
+				return publicUser(u);
+			},
+		},
 		byEmail: {
 			retryPolicy: { enabled: true },
 			params: { email: "string" },

@@ -8,6 +8,8 @@ export interface UsersActions {
 	"users.authInfo": { params: { uuid: string }; result: AuthInfo | null };
 	"users.checkPassword": { params: { login: string; password: string; ip?: string }; result: AuthInfo };
 	"users.byLogin": { params: { login: string }; result: PublicUser };
+	/** A user or a group by uuid; 404 when there is none. */
+	"users.byUuid": { params: { uuid: string }; result: PublicUser };
 	"users.byEmail": { params: { email: string }; result: PublicUser };
 	"users.setPassword": { params: { login: string; password: string }; result: { Success: true } };
 	"users.ensureAdmin": { params: { login?: string; password?: string }; result: Awaited<ReturnType<UserAdmin["ensureAdmin"]>> };

@@ -280,6 +280,27 @@ export interface MarkersTable {
 	value: string;
 }
 
+export interface MailQueueTable {
+	id: string;
+	recipient: string;
+	subject: string;
+	/** JSON of lib/mail's MailMessage. */
+	message: string;
+	/** queued | sending | sent | failed */
+	status: string;
+	attempts: number;
+	max_attempts: number;
+	/** Unix ms. */
+	next_attempt_at: number;
+	/** The node sending it, while `sending`. */
+	claimed_by: string | null;
+	/** Unix ms after which a `sending` row whose node died is taken again. */
+	claimed_until: number | null;
+	last_error: string | null;
+	created_at: number;
+	sent_at: number | null;
+}
+
 /** A declared user-metadata namespace (lib/db/user-meta). */
 export interface UserMetaNamespacesTable {
 	namespace: string;
@@ -332,6 +353,7 @@ export interface Database {
 	task_logs: TaskLogsTable;
 	leases: LeasesTable;
 	markers: MarkersTable;
+	mail_queue: MailQueueTable;
 	user_meta_namespaces: UserMetaNamespacesTable;
 	user_meta: UserMetaTable;
 	user_meta_tags: UserMetaTagsTable;

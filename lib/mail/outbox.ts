@@ -1,6 +1,7 @@
-// The outgoing mail queue: one RFC 5322 message per `.eml` file under <DATA_DIR>/outbox/, written atomically
-// (a reader listing `*.eml` never sees half a message). Whatever relays mail (an MTA pickup directory, a
-// sidecar, an operator) takes them from there; the server never talks SMTP itself.
+// The outbox: one RFC 5322 message per `.eml` file under <DATA_DIR>/outbox/, written atomically (a reader listing
+// `*.eml` never sees half a message). Where the mailer delivers when no SMTP relay is configured (SMTP_URL):
+// whatever relays mail (an MTA pickup directory, a sidecar, an operator) takes them from there. Also the address
+// checks every mail goes through.
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -23,16 +24,35 @@ export function outboxDir(dataDir = loadConfig().dataDir): string {
 	return join(dataDir, "outbox");
 }
 
-/** A bare address (`a@b.c`) or `Name <a@b.c>`; no header injection possible. */
-function checkAddress(value: string, what: string): string {
+/** A mailbox: an address, with the display name it was given, if any. */
+export interface Mailbox {
+	name?: string;
+	address: string;
+}
+
+/**
+ * A bare address (`a@b.c`) or `Name <a@b.c>`, checked: no control characters (so no header injection), one
+ * address, no comments or groups. A BadRequestError names `what` otherwise.
+ */
+export function parseMailbox(value: string, what: string): Mailbox {
 	const v = value.trim();
 	if (v.length === 0 || v.length > 320 || CONTROL.test(v)) throw new BadRequestError(`Invalid ${what} address`);
 	const m = /^(.*)<([^<>]+)>$/.exec(v);
-	const addr = m ? m[2].trim() : v;
-	if (!ADDRESS.test(addr)) throw new BadRequestError(`Invalid ${what} address`);
-	if (!m) return addr;
-	const name = m[1].trim().replace(/^"(.*)"$/, "$1");
-	return name ? `${encodeWord(name)} <${addr}>` : addr;
+	const address = m ? m[2].trim() : v;
+	if (!ADDRESS.test(address)) throw new BadRequestError(`Invalid ${what} address`);
+	const name = m ? m[1].trim().replace(/^"(.*)"$/, "$1").replace(/["\\]/g, "") : "";
+	return name ? { name, address } : { address };
+}
+
+/** Whether `value` is one plain address (`a@b.c`) the mailer accepts. */
+export function isMailAddress(value: string): boolean {
+	return value.length <= 320 && !CONTROL.test(value) && ADDRESS.test(value);
+}
+
+/** A bare address (`a@b.c`) or `Name <a@b.c>`; no header injection possible. */
+function checkAddress(value: string, what: string): string {
+	const { name, address } = parseMailbox(value, what);
+	return name ? `${encodeWord(name)} <${address}>` : address;
 }
 
 /** RFC 2047 encoded-word when the text is not plain printable ASCII. */
@@ -84,11 +104,15 @@ function safeHost(): string {
 	return h || "localhost";
 }
 
-/** Queues a mail; resolves to the `.eml` file written. */
-export async function writeOutboxMail(mail: OutboxMail, dataDir = loadConfig().dataDir): Promise<string> {
-	const data = renderMail(mail);
+/** Writes one complete message (RFC 5322 bytes) to the outbox; the file written. */
+export function writeOutboxRaw(raw: Buffer | string, dataDir = loadConfig().dataDir): string {
 	const dir = ensureDir(outboxDir(dataDir));
 	const file = join(dir, `${Date.now()}-${randomUUID()}.eml`);
-	writeFileAtomic(file, data);
+	writeFileAtomic(file, raw);
 	return file;
+}
+
+/** Queues a mail; resolves to the `.eml` file written. */
+export async function writeOutboxMail(mail: OutboxMail, dataDir = loadConfig().dataDir): Promise<string> {
+	return writeOutboxRaw(renderMail(mail), dataDir);
 }

@@ -66,34 +66,3 @@ export class ResetKeys {
 		return this.store.purgeResets(this.now());
 	}
 }
-
-export function resetRequestMail(login: string, key: string, minutes = RESET_TTL / 60): { subject: string; text: string } {
-	return {
-		subject: "Reset your password",
-		text: [
-			`Hello ${login},`,
-			"",
-			"Someone (hopefully you) asked to reset the password of this account.",
-			"To choose a new password, open this link in your browser:",
-			"",
-			`/user/reset-password/${key}`,
-			"",
-			`or enter this reset code: ${key}`,
-			"",
-			`The link is valid for ${minutes} minutes and can be used once.`,
-			"If you did not ask for this, ignore this message: your password stays unchanged.",
-		].join("\n"),
-	};
-}
-
-export function resetDoneMail(login: string): { subject: string; text: string } {
-	return {
-		subject: "Your password was changed",
-		text: [
-			`Hello ${login},`,
-			"",
-			"The password of this account was just reset, and every open session was signed out.",
-			"If you did not do this, contact your administrator at once.",
-		].join("\n"),
-	};
-}

@@ -39,6 +39,15 @@ describe("configuration", () => {
 		assert.equal(parseConfig({ MONGO_URI: "  " }).databaseUrl, undefined, "an empty MONGO_URI is no MONGO_URI");
 	});
 
+	it("checks the mail settings: an smtp(s):// relay, an http(s):// public URL (its trailing slash dropped)", () => {
+		const ok = parseConfig({ SMTP_URL: "smtps://u:p@mail.example.com:465", PUBLIC_URL: "https://files.example.com/", MAIL_RETRY_DELAY: "5", MAIL_MAX_ATTEMPTS: "4" });
+		assert.deepEqual([ok.smtpUrl, ok.publicUrl, ok.mailRetryDelay, ok.mailMaxAttempts], ["smtps://u:p@mail.example.com:465", "https://files.example.com", 5, 4]);
+		assert.throws(() => parseConfig({ SMTP_URL: "mail.example.com:25", PUBLIC_URL: "files.example.com", MAIL_MAX_ATTEMPTS: "0" }), (e: unknown) => {
+			const problems = (e as ConfigError).problems.join("\n");
+			return /SMTP_URL/.test(problems) && /PUBLIC_URL/.test(problems) && /MAIL_MAX_ATTEMPTS/.test(problems);
+		});
+	});
+
 	it("applies the defaults the README states, for every variable it reads", () => {
 		const rows = readmeTable();
 		assert.deepEqual([...rows.keys()].sort(), [...VARIABLES].sort());
@@ -48,12 +57,12 @@ describe("configuration", () => {
 			REFRESH_TOKEN_TTL: "refreshTokenTtl", MAX_FAILED_LOGINS: "maxFailedLogins", LOGIN_LOCK_DURATION: "loginLockDuration", LOGIN_DELAY_MAX: "loginDelayMax",
 			IP_BAN_THRESHOLD: "ipBanThreshold", IP_BAN_WINDOW: "ipBanWindow", IP_BAN_DURATION: "ipBanDuration", BODY_LIMIT: "bodyLimit", BODY_TIMEOUT: "bodyTimeout",
 			IDLE_TIMEOUT: "idleTimeout", REQUEST_TIMEOUT: "requestTimeout", HEARTBEAT_INTERVAL: "heartbeatInterval", HEARTBEAT_TIMEOUT: "heartbeatTimeout",
-			SCRYPT_N: "scryptN", METRICS: "metrics", MAIL_FROM: "mailFrom", CELLAR_DEFAULT_DS_STRUCT: "defaultDsStructured",
+			SCRYPT_N: "scryptN", METRICS: "metrics", MAIL_FROM: "mailFrom", MAIL_RETRY_DELAY: "mailRetryDelay", MAIL_MAX_ATTEMPTS: "mailMaxAttempts", CELLAR_DEFAULT_DS_STRUCT: "defaultDsStructured",
 		};
 		for (const [name, field] of Object.entries(key) as [string, keyof CellarConfig][]) {
 			assert.equal(rows.get(name), `\`${String(defaults[field])}\``, name);
 		}
-		for (const name of ["TRANSPORTER", "MONGO_URI", "DATABASE_URL", "TRUSTED_PROXIES", "ALLOWED_LOCAL_FOLDERS"]) assert.equal(rows.get(name), "none", name);
+		for (const name of ["TRANSPORTER", "MONGO_URI", "DATABASE_URL", "TRUSTED_PROXIES", "ALLOWED_LOCAL_FOLDERS", "SMTP_URL", "PUBLIC_URL"]) assert.equal(rows.get(name), "none", name);
 		assert.equal(defaults.transporter ?? defaults.databaseUrl, undefined);
 		assert.deepEqual([defaults.trustedProxies, defaults.allowedLocalFolders], [[], []]);
 	});

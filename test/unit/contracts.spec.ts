@@ -36,6 +36,8 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"users.authInfo": true,
 	"users.checkPassword": true,
 	"users.byLogin": true,
+	"users.byUuid": true,
+	"mailer.queue": true,
 	"users.byEmail": true,
 	"users.setPassword": true,
 	"users.ensureAdmin": true,
@@ -91,6 +93,7 @@ const CONTRACT_EVENTS: Record<EventName, true> = {
 	"jobs.task.control": true,
 	"audit.log": true,
 	"usermeta.changed": true,
+	"mailer.queued": true,
 };
 
 /** Every event a schema subscribes to, its mixins' included (Moleculer's own `$…` events left out). */

@@ -10,6 +10,7 @@ import type { JobEngine } from "../../lib/jobs/engine";
 import { SYSTEM_USER } from "../../lib/jobs/model";
 import { PeriodicLease } from "../../lib/cluster/periodic";
 import { BACKENDS, onEveryBackend, type DbHarness } from "../helpers/db";
+import { Relay } from "../helpers/smtp";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -125,6 +126,35 @@ describe("periodic work in a cluster of two nodes on one PostgreSQL database", f
 			assert.equal(await theirs.purge(), true);
 		} finally {
 			await cluster.stop();
+		}
+	});
+
+	it("the mailer: mails queued on both nodes are each delivered once", async () => {
+		const relay = new Relay();
+		await relay.start();
+		const saved = process.env.SMTP_URL;
+		process.env.SMTP_URL = relay.url;
+		// No users service: recipients are given as addresses.
+		const cluster = await twoNodes(harness as DbHarness, ["mailer"]).finally(() => {
+			if (saved === undefined) delete process.env.SMTP_URL;
+			else process.env.SMTP_URL = saved;
+		});
+		try {
+			const to = (node: number, i: number) => ({ address: `n${node}-${i}@example.com` });
+			await Promise.all(
+				cluster.nodes.map((n, node) =>
+					Promise.all(Array.from({ length: 15 }, (_, i) => n.call("mailer.queue", { to: [to(node, i)], subject: `mail ${node}-${i}`, text: "x" }))),
+				),
+			);
+			for (let i = 0; i < 400 && relay.received.length < 30; i++) await sleep(25);
+			await sleep(300);
+			const rcpts = relay.received.flatMap((r) => r.envelopeTo).sort();
+			assert.equal(rcpts.length, 30, `received ${rcpts.length}`);
+			assert.equal(new Set(rcpts).size, 30);
+			assert.equal(new Set(relay.received.map((r) => r.mail.messageId)).size, 30);
+		} finally {
+			await cluster.stop();
+			await relay.stop();
 		}
 	});
 

@@ -9,6 +9,7 @@ import type { Identity } from "../../lib/auth/identity";
 import { BadRequestError, NotFoundError } from "../../lib/errors";
 import { isPersonalToken, parseRefreshToken, sha256 } from "../../lib/tokens/format";
 import { renderMail } from "../../lib/mail/outbox";
+import { simpleParser } from "mailparser";
 import { TokensRepo } from "../../lib/db/tokens";
 import { onEveryBackend } from "../helpers/db";
 import { PersonalTokens } from "../../lib/tokens/personal";
@@ -62,7 +63,26 @@ describe("tokens service", function () {
 	const asAdmin = { meta: { user: identity(root, "admin") } };
 	const repo = () => (broker.getLocalService("tokens") as unknown as { tokens: TokensRepo }).tokens;
 	const outbox = () => (existsSync(join(dataDir, "outbox")) ? readdirSync(join(dataDir, "outbox")).filter((f) => f.endsWith(".eml")).sort() : []);
-	const readMail = (f: string) => readFileSync(join(dataDir, "outbox", f), "utf8");
+	const taken = new Set<string>();
+	/** The n-th mail of the outbox (1-based), once the mailer has written it: its raw text and parsed parts. */
+	const mailNo = async (n: number) => {
+		await waitFor(() => outbox().length >= n, 5000);
+		taken.add(outbox()[n - 1]);
+		const raw = readFileSync(join(dataDir, "outbox", outbox()[n - 1]), "utf8");
+		const parsed = await simpleParser(raw);
+		return { raw, to: parsed.to && !Array.isArray(parsed.to) ? parsed.to.value[0].address : "", subject: parsed.subject ?? "", text: parsed.text ?? "", html: parsed.html || "" };
+	};
+	/** The next reset-request mail not read yet (mails arrive in the outbox shortly after the call queued them). */
+	const nextMail = async () => {
+		for (const until = Date.now() + 5000; Date.now() < until; await new Promise((r) => setTimeout(r, 10))) {
+			for (const [i, f] of outbox().entries()) {
+				if (taken.has(f)) continue;
+				const m = await mailNo(i + 1);
+				if (/^Reset your password/.test(m.subject)) return m;
+			}
+		}
+		assert.fail("no reset mail arrived");
+	};
 	const eventsNamed = (n: string) => events.filter((e) => e.name === n);
 
 	before(async () => {
@@ -71,6 +91,8 @@ describe("tokens service", function () {
 		process.env.DATA_DIR = dataDir;
 		broker = new ServiceBroker({ logger: false, validator: true });
 		broker.loadService(join(__dirname, "..", "..", "services", "tokens.service.ts"));
+		// Reset mails go through the mailer, which writes them to the outbox (no SMTP_URL).
+		broker.loadService(join(__dirname, "..", "..", "services", "mailer.service.ts"));
 		broker.createService({
 			name: "users",
 			actions: {
@@ -345,12 +367,13 @@ describe("tokens service", function () {
 			assert.deepEqual(await broker.call("tokens.resetPasswordToken", { UserLogin: "bob" }), answer); // no email
 			assert.equal(outbox().length, before);
 			assert.deepEqual(await broker.call("tokens.resetPasswordToken", { UserLogin: "alice" }), answer);
-			const files = outbox();
-			assert.equal(files.length, before + 1);
-			const mail = readMail(files[files.length - 1]);
-			assert.match(mail, /^From: .+\r\nTo: alice@example\.com\r\nSubject: .+\r\nDate: .+\r\nMessage-ID: <.+>\r\n/);
-			const key = keyOf(mail);
-			assert.ok(mail.includes(`code: ${key}`));
+			const mail = await mailNo(before + 1);
+			assert.equal(outbox().length, before + 1);
+			assert.equal(mail.to, "alice@example.com");
+			assert.match(mail.raw, /\r\nMessage-ID: <.+>\r\n/);
+			assert.match(mail.subject, /^Reset your password/);
+			const key = keyOf(mail.text);
+			assert.ok(mail.text.includes(`code: ${key}`));
 			assert.ok(!JSON.stringify(await repo().resetsOf(alice.Uuid)).includes(key));
 
 			const sess = await broker.call<{ sessionId: string }, object>("tokens.createSession", { userUuid: alice.Uuid, login: "alice" });
@@ -362,21 +385,20 @@ describe("tokens service", function () {
 			assert.deepEqual(ok, { Success: true, Message: "Password was reset" });
 			assert.equal(users[0].password, "N3w-Passw0rd!");
 			assert.equal(await broker.call("tokens.getSession", { sessionId: sess.sessionId }), null);
-			const done = outbox();
-			assert.equal(done.length, before + 2);
-			assert.match(readMail(done[done.length - 1]), /Subject: Your password was changed/);
+			assert.match((await mailNo(before + 2)).subject, /^Your password was changed/);
+			assert.equal(outbox().length, before + 2);
 			const again = await rejects(broker.call("tokens.resetPassword", { ResetPasswordToken: key, UserLogin: "alice", NewPassword: "Other-Pass-123" }), 403, "reset.token.invalid");
 			assert.equal(again.message, "Invalid or already used reset token");
 		});
 
 		it("finds the account by email too, and checks login or email against the key", async () => {
 			assert.deepEqual(await broker.call("tokens.resetPasswordToken", { UserLogin: "alice@example.com" }), answer);
-			const key = keyOf(readMail(outbox().at(-1)!));
+			const key = keyOf((await nextMail()).text);
 			await rejects(broker.call("tokens.resetPassword", { ResetPasswordToken: key, UserLogin: "bob", NewPassword: "Whatever-123" }), 403, "reset.token.mismatch");
 			// The key was consumed by the failed attempt (single use, as Cells does).
 			await rejects(broker.call("tokens.resetPassword", { ResetPasswordToken: key, UserLogin: "alice", NewPassword: "Whatever-123" }), 403, "reset.token.invalid");
 			await broker.call("tokens.resetPasswordToken", { UserLogin: "alice" });
-			const key2 = keyOf(readMail(outbox().at(-1)!));
+			const key2 = keyOf((await nextMail()).text);
 			assert.deepEqual(await broker.call("tokens.resetPassword", { ResetPasswordToken: key2, UserLogin: "ALICE@example.com", NewPassword: "Whatever-123" }), {
 				Success: true,
 				Message: "Password was reset",
@@ -385,7 +407,7 @@ describe("tokens service", function () {
 
 		it("refuses an expired key", async () => {
 			await broker.call("tokens.resetPasswordToken", { UserLogin: "alice" });
-			const key = keyOf(readMail(outbox().at(-1)!));
+			const key = keyOf((await nextMail()).text);
 			const doc = await repo().resetByHash(sha256(key));
 			assert.ok(doc);
 			assert.ok(Math.abs(doc.expiresAt - (now() + 1200)) <= 2);
@@ -399,7 +421,7 @@ describe("tokens service", function () {
 			const keys: string[] = [];
 			for (let i = 0; i < 4; i++) {
 				await broker.call("tokens.resetPasswordToken", { UserLogin: "alice" });
-				keys.push(keyOf(readMail(outbox().at(-1)!)));
+				keys.push(keyOf((await nextMail()).text));
 			}
 			assert.equal((await repo().resetsOf(alice.Uuid)).length, 3);
 			await rejects(broker.call("tokens.resetPassword", { ResetPasswordToken: keys[0], UserLogin: "alice", NewPassword: "Whatever-123" }), 403, "reset.token.invalid");
