@@ -280,6 +280,30 @@ export interface MarkersTable {
 	value: string;
 }
 
+/** Avatars (kind USER, owner = the user's uuid) and global logos (kind GLOBAL, owner = the slot posted to). */
+export interface FrontendBinariesTable {
+	kind: "USER" | "GLOBAL";
+	owner: string;
+	/** The binary's name as Cells gives it: 12 hex characters, a dot, the extension of its type. */
+	id: string;
+	mime: string;
+	size: number;
+	data: Buffer;
+	created_at: number;
+}
+
+/** A user's TOTP second factor (RFC 6238): the secret sealed with a key derived from JWT_SECRET. */
+export interface UserTotpTable {
+	user_uuid: string;
+	/** lib/auth/totp's sealed secret ("v1.<iv>.<tag>.<ciphertext>", base64url). */
+	secret: string;
+	status: "pending" | "active";
+	created_at: number;
+	enrolled_at: number | null;
+	/** The last 30-second step a code was accepted for: a code works once. */
+	last_step: number;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -303,6 +327,8 @@ export interface Database {
 	task_logs: TaskLogsTable;
 	leases: LeasesTable;
 	markers: MarkersTable;
+	frontend_binaries: FrontendBinariesTable;
+	user_totp: UserTotpTable;
 }
 
 export type TableName = keyof Database;

@@ -1,0 +1,83 @@
+/**
+ * mfa — users' TOTP second factor (RFC 6238): `POST /frontend/enroll` (EnrollType "totp": setup, verify, disable,
+ * status) and `mfa.checkLogin`, which the auth service calls after a password login succeeded. Owns the
+ * user_totp table (secrets sealed with a key derived from JWT_SECRET). Emits and consumes nothing.
+ * Calls `users.byLogin` when an admin acts on another user's factor.
+ */
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { DatabaseMixin } from "../mixins/database.mixin";
+import type { Db } from "../lib/db";
+import { TotpRepo } from "../lib/db/frontend";
+import { ENROLL_TYPE, SecondFactor, type EnrollUser } from "../lib/auth/second-factor";
+import { APPLICATION_TITLE } from "../lib/frontend/bootconf";
+import { BadRequestError, ForbiddenError } from "../lib/errors";
+import { isAdmin, type Meta } from "../lib/auth/identity";
+import { requireUser } from "../lib/identity/resource-policy";
+import { call } from "../lib/contracts";
+
+interface EnrollParams {
+	EnrollType?: string;
+	EnrollInfo?: Record<string, string>;
+}
+interface MfaVars {
+	db: Db;
+	factor: SecondFactor;
+}
+type MfaThis = Service & MfaVars;
+
+const STEPS = ["setup", "verify", "disable", "status"];
+
+const MfaService: ServiceSchema<ServiceSettingSchema, Record<string, never>, MfaVars> = {
+	name: "mfa",
+	mixins: [DatabaseMixin],
+	settings: { rest: "/" },
+	actions: {
+		enroll: {
+			rest: "POST /frontend/enroll",
+			params: {
+				EnrollType: { type: "string", optional: true, max: 64 },
+				EnrollInfo: { type: "record", optional: true, key: { type: "string", max: 64 }, value: { type: "string", max: 1024 } },
+			},
+			async handler(this: MfaThis, ctx: Context<EnrollParams, Meta>) {
+				const me = requireUser(ctx);
+				const type = (ctx.params.EnrollType ?? "").toLowerCase();
+				if (type !== ENROLL_TYPE) throw new BadRequestError(`EnrollType must be "${ENROLL_TYPE}" (the only second factor Cellar offers)${ctx.params.EnrollType ? `, got "${ctx.params.EnrollType}"` : ""}`);
+				const info = ctx.params.EnrollInfo ?? {};
+				const step = (info.step ?? (info.code ? "verify" : "setup")).toLowerCase();
+				if (!STEPS.includes(step)) throw new BadRequestError(`EnrollInfo.step must be one of ${STEPS.join(", ")}, got "${info.step}"`);
+				// Only personal sessions enrol: a token made for a document or another user must not change how its owner logs in.
+				if (me.TokenKind !== "session" && step !== "status") throw new ForbiddenError("Enrolling a second factor needs a login session, not a token", "totp.session");
+				let target: EnrollUser = { Uuid: me.Uuid, Login: me.Login };
+				if (info.login && info.login !== me.Login) {
+					if (!isAdmin(me) || (step !== "disable" && step !== "status")) throw new ForbiddenError("Only an administrator may see or disable another user's second factor, and never set it up", "totp.forbidden");
+					const u = await call(ctx, "users.byLogin", { login: info.login });
+					if (!u.Login) throw new BadRequestError(`${info.login} is a group`);
+					target = { Uuid: u.Uuid, Login: u.Login };
+				}
+				const self = target.Uuid === me.Uuid;
+				switch (step) {
+					case "setup":
+						return { Info: await this.factor.setup(target) };
+					case "verify":
+						return { Info: await this.factor.verify(target, info.code) };
+					case "disable":
+						return { Info: await this.factor.disable(target, info.code, !self) };
+					default:
+						return { Info: { Status: await this.factor.status(target.Uuid) } };
+				}
+			},
+		},
+		checkLogin: {
+			visibility: "public",
+			params: { userUuid: { type: "string", max: 128 }, code: { type: "string", optional: true, max: 64 } },
+			async handler(this: MfaThis, ctx: Context<{ userUuid: string; code?: string }>) {
+				return this.factor.checkLogin(ctx.params.userUuid, ctx.params.code);
+			},
+		},
+	},
+	started(this: MfaThis) {
+		this.factor = new SecondFactor(new TotpRepo(this.db), APPLICATION_TITLE);
+	},
+};
+
+export = MfaService;
