@@ -2,7 +2,8 @@
  * binaries — avatars and global logos: `GET/POST /frontend/binaries/{BinaryType}/{Uuid}` (USER: a user's avatar,
  * Uuid = login or user uuid; GLOBAL: a named image such as a logo). Uploads are multipart (`userfile`), checked
  * by content, capped by BINARY_MAX_SIZE, and kept in the store (frontend_binaries), so every node serves them.
- * Calls `users.byLogin` and `users.authInfo` to resolve users. Emits and consumes nothing.
+ * Calls `users.byLogin` and `users.authInfo` to resolve users. Consumes `identity.changed` (a deleted user's
+ * avatar is removed). Emits nothing.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Readable } from "node:stream";
@@ -15,7 +16,7 @@ import { boundaryOf } from "../lib/frontend/multipart";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { UPLOAD_FIELD, binaryType, checkCanWrite, checkGlobalName, findGlobal, imageFromUpload, newBinaryId, sized, type StoredBinary } from "../lib/frontend/binaries";
-import { call } from "../lib/contracts";
+import { call, type IdentityChange } from "../lib/contracts";
 
 interface BinaryParams {
 	BinaryType: string;
@@ -116,6 +117,19 @@ const BinariesService: ServiceSchema<ServiceSettingSchema, BinariesMethods, Bina
 					else resolve(Buffer.concat(chunks));
 				});
 			});
+		},
+	},
+	events: {
+		// A deleted user's avatar goes with them (a new account with the same login gets a new uuid anyway).
+		async "identity.changed"(this: BinariesThis, ctx: Context<IdentityChange>) {
+			const change = ctx.params;
+			if (change.kind !== "user") return;
+			try {
+				if (await call(ctx, "users.authInfo", { uuid: change.uuid })) return;
+				await this.repo.delete("USER", change.uuid);
+			} catch (e) {
+				this.logger.debug(`Could not check whether user ${change.uuid} still exists: ${(e as Error).message}`);
+			}
 		},
 	},
 	started(this: BinariesThis) {

@@ -1,8 +1,9 @@
 /**
  * mfa — users' TOTP second factor (RFC 6238): `POST /frontend/enroll` (EnrollType "totp": setup, verify, disable,
  * status) and `mfa.checkLogin`, which the auth service calls after a password login succeeded. Owns the
- * user_totp table (secrets sealed with a key derived from JWT_SECRET). Emits and consumes nothing.
- * Calls `users.byLogin` when an admin acts on another user's factor.
+ * user_totp table (secrets sealed with a key derived from JWT_SECRET). Emits nothing.
+ * Calls `users.byLogin` when an admin acts on another user's factor. Consumes `identity.changed` (a deleted
+ * user's factor is removed).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
@@ -13,7 +14,7 @@ import { APPLICATION_TITLE } from "../lib/frontend/bootconf";
 import { BadRequestError, ForbiddenError } from "../lib/errors";
 import { isAdmin, type Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
-import { call } from "../lib/contracts";
+import { call, type IdentityChange } from "../lib/contracts";
 
 interface EnrollParams {
 	EnrollType?: string;
@@ -73,6 +74,19 @@ const MfaService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Mfa
 			async handler(this: MfaThis, ctx: Context<{ userUuid: string; code?: string }>) {
 				return this.factor.checkLogin(ctx.params.userUuid, ctx.params.code);
 			},
+		},
+	},
+	events: {
+		// A deleted user's second factor goes with them (a new account with the same login gets a new uuid anyway).
+		async "identity.changed"(this: MfaThis, ctx: Context<IdentityChange>) {
+			const change = ctx.params;
+			if (change.kind !== "user") return;
+			try {
+				if (await call(ctx, "users.authInfo", { uuid: change.uuid })) return;
+				await this.factor.forget(change.uuid);
+			} catch (e) {
+				this.logger.debug(`Could not check whether user ${change.uuid} still exists: ${(e as Error).message}`);
+			}
 		},
 	},
 	started(this: MfaThis) {

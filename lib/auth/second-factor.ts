@@ -112,6 +112,11 @@ export class SecondFactor {
 		return step !== null && step > s.lastStep ? step : null;
 	}
 
+	/** Drops a user's factor whatever its state (the account is gone). */
+	async forget(userUuid: string): Promise<void> {
+		await this.store.remove(userUuid);
+	}
+
 	/** The step of now, for callers that log or test. */
 	currentStep(): number {
 		return stepAt(this.now());

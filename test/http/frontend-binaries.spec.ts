@@ -3,6 +3,8 @@
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
 import { encodePng, pngSize } from "../../lib/frontend/images";
+import { acquireDatabase } from "../../lib/db/shared";
+import { BinariesRepo } from "../../lib/db/frontend";
 
 function png(width: number, height: number): Buffer {
 	const data = Buffer.alloc(width * height * 4);
@@ -124,5 +126,26 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 		assert.equal((await get("/a/frontend/binaries/GLOBAL/nothing")).status, 404);
 		assert.equal((await get("/a/frontend/binaries/OTHER/x", dave)).status, 400);
 		assert.equal((await get("/a/frontend/binaries/USER/dave")).status, 401);
+	});
+
+	it("removes a deleted user's avatar", async () => {
+		assert.equal((await upload("/a/frontend/binaries/USER/erin", admin, png(4, 4))).status, 200);
+		const erin = await node.api("GET", "/a/user/erin", undefined, admin);
+		assert.equal((await node.api("DELETE", "/a/user/erin", undefined, admin)).status, 200);
+		// The avatar goes on the identity.changed event: the row is gone from the store shortly after.
+		const shared = await acquireDatabase({ dataDir: node.dataDir });
+		try {
+			const repo = new BinariesRepo(shared.db);
+			let row = await repo.byOwner("USER", erin.body.Uuid);
+			for (let i = 0; i < 50 && row; i++) {
+				await new Promise((r) => setTimeout(r, 50));
+				row = await repo.byOwner("USER", erin.body.Uuid);
+			}
+			assert.equal(row, null);
+			assert.ok(await repo.byOwner("USER", (await node.api("GET", "/a/user/dave", undefined, admin)).body.Uuid), "other avatars stay");
+		} finally {
+			await shared.release();
+		}
+		assert.equal((await get(`/a/frontend/binaries/USER/${erin.body.Uuid}`, admin)).status, 404);
 	});
 });
