@@ -8,13 +8,15 @@
 //   step "disable" + code -> Info {Status:"none"}       (an admin may disable another user's, without code)
 //   step "status"         -> Info {Status:"none"|"pending"|"enrolled"}
 // Login: POST /frontend/session with AuthInfo {type:"credentials", login, password, totp:"123456"}.
-import { BadRequestError, ConflictError, ForbiddenError, UnauthorizedError } from "../errors";
+import { BadRequestError, ConflictError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../errors";
 import { newSecret, otpauthUri, seal, stepAt, TOTP_ALGORITHM, TOTP_DIGITS, TOTP_PERIOD, unseal, verifyTotp } from "./totp";
 
 export interface TotpState {
 	secret: string;
 	status: "pending" | "active";
 	lastStep: number;
+	/** Unix seconds until which codes are refused (too many wrong ones); 0: none. */
+	blockedUntil: number;
 }
 
 export interface TotpStore {
@@ -22,6 +24,7 @@ export interface TotpStore {
 	startPending(userUuid: string, sealedSecret: string, now: number): Promise<boolean>;
 	activate(userUuid: string, step: number, now: number): Promise<boolean>;
 	useStep(userUuid: string, step: number): Promise<boolean>;
+	recordFailure(userUuid: string, limit: number, blockUntil: number): Promise<boolean>;
 	remove(userUuid: string): Promise<boolean>;
 }
 
@@ -35,6 +38,12 @@ export type EnrollInfo = Record<string, string>;
 export const ENROLL_TYPE = "totp";
 /** The AuthInfo key that carries the code at login. */
 export const LOGIN_CODE_KEY = "totp";
+/**
+ * Wrong codes in a row after which codes are refused for BLOCK_SECONDS: with three valid codes at any time, a
+ * million possible ones and this pace, guessing takes years — whatever the addresses the guesses come from.
+ */
+export const MAX_CODE_FAILURES = 5;
+export const BLOCK_SECONDS = 300;
 
 export class SecondFactor {
 	constructor(
@@ -79,8 +88,12 @@ export class SecondFactor {
 		const s = await this.store.get(user.Uuid);
 		if (!s) return { Status: "none" };
 		if (!byAdmin && s.status === "active") {
+			this.refuseIfBlocked(s);
 			const step = this.check(s, code);
-			if (step === null || !(await this.store.useStep(user.Uuid, step))) throw new ForbiddenError("A valid current code is needed to disable the second factor", "totp.invalid");
+			if (step === null || !(await this.store.useStep(user.Uuid, step))) {
+				await this.failed(user.Uuid);
+				throw new ForbiddenError("A valid current code is needed to disable the second factor", "totp.invalid");
+			}
 		}
 		await this.store.remove(user.Uuid);
 		return { Status: "none" };
@@ -94,9 +107,24 @@ export class SecondFactor {
 		const s = await this.store.get(userUuid);
 		if (!s || s.status !== "active") return { required: false };
 		if (!code) throw new UnauthorizedError(`This account has a second factor: send AuthInfo.${LOGIN_CODE_KEY} with the 6-digit code of its authenticator app`, "totp.required");
+		this.refuseIfBlocked(s);
 		const step = this.check(s, code);
-		if (step === null || !(await this.store.useStep(userUuid, step))) throw new UnauthorizedError("Invalid or already used second-factor code", "totp.invalid");
+		if (step === null || !(await this.store.useStep(userUuid, step))) {
+			await this.failed(userUuid);
+			throw new UnauthorizedError("Invalid or already used second-factor code", "totp.invalid");
+		}
 		return { required: true };
+	}
+
+	private refuseIfBlocked(s: TotpState): void {
+		const wait = Math.ceil(s.blockedUntil - this.now());
+		if (wait > 0) throw new TooManyRequestsError(`Too many wrong second-factor codes: codes are refused for ${wait} s more`, wait);
+	}
+
+	/** Counts a wrong code; the one that reaches the limit answers 429 instead of 401. */
+	private async failed(userUuid: string): Promise<void> {
+		if (await this.store.recordFailure(userUuid, MAX_CODE_FAILURES, Math.floor(this.now()) + BLOCK_SECONDS))
+			throw new TooManyRequestsError(`Too many wrong second-factor codes: codes are refused for ${BLOCK_SECONDS} s`, BLOCK_SECONDS);
 	}
 
 	private check(s: TotpState, code: string | undefined): number | null {

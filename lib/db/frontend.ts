@@ -58,10 +58,12 @@ export interface TotpRecord {
 	createdAt: number;
 	enrolledAt?: number;
 	lastStep: number;
+	failures: number;
+	blockedUntil: number;
 }
 
 function totpOf(r: Selectable<UserTotpTable>): TotpRecord {
-	const t: TotpRecord = { userUuid: r.user_uuid, secret: r.secret, status: r.status, createdAt: Number(r.created_at), lastStep: Number(r.last_step) };
+	const t: TotpRecord = { userUuid: r.user_uuid, secret: r.secret, status: r.status, createdAt: Number(r.created_at), lastStep: Number(r.last_step), failures: Number(r.failures), blockedUntil: Number(r.blocked_until) };
 	if (r.enrolled_at !== null) t.enrolledAt = Number(r.enrolled_at);
 	return t;
 }
@@ -81,7 +83,7 @@ export class TotpRepo {
 	async startPending(userUuid: string, secret: string, now: number): Promise<boolean> {
 		const r = await this.db.kysely
 			.insertInto("user_totp")
-			.values({ user_uuid: userUuid, secret, status: "pending", created_at: now, enrolled_at: null, last_step: 0 })
+			.values({ user_uuid: userUuid, secret, status: "pending", created_at: now, enrolled_at: null, last_step: 0, failures: 0, blocked_until: 0 })
 			.onConflict((oc) => oc.column("user_uuid").doUpdateSet({ secret, created_at: now, last_step: 0 }).where("user_totp.status", "=", "pending"))
 			.executeTakeFirst();
 		return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
@@ -102,12 +104,29 @@ export class TotpRepo {
 	async useStep(userUuid: string, step: number): Promise<boolean> {
 		const r = await this.db.kysely
 			.updateTable("user_totp")
-			.set({ last_step: step })
+			.set({ last_step: step, failures: 0 })
 			.where("user_uuid", "=", userUuid)
 			.where("status", "=", "active")
 			.where("last_step", "<", step)
 			.executeTakeFirst();
 		return Number(r.numUpdatedRows) > 0;
+	}
+
+	/**
+	 * Counts a wrong code, in one statement; the `limit`-th in a row blocks codes until `blockUntil` and starts
+	 * the count again. Whether this failure blocked.
+	 */
+	async recordFailure(userUuid: string, limit: number, blockUntil: number): Promise<boolean> {
+		const r = await this.db.kysely
+			.updateTable("user_totp")
+			.set((eb) => ({
+				failures: eb.case().when("failures", ">=", limit - 1).then(0).else(eb("failures", "+", 1)).end(),
+				blocked_until: eb.case().when("failures", ">=", limit - 1).then(blockUntil).else(eb.ref("blocked_until")).end(),
+			}))
+			.where("user_uuid", "=", userUuid)
+			.returning(["blocked_until"])
+			.executeTakeFirst();
+		return Number(r?.blocked_until ?? 0) === blockUntil;
 	}
 
 	async remove(userUuid: string): Promise<boolean> {

@@ -302,6 +302,10 @@ export interface UserTotpTable {
 	enrolled_at: number | null;
 	/** The last 30-second step a code was accepted for: a code works once. */
 	last_step: number;
+	/** Wrong codes in a row since the last good one or the last block. */
+	failures: number;
+	/** Unix seconds until which no code is accepted (after too many wrong ones); 0: none. */
+	blocked_until: number;
 }
 
 export interface Database {

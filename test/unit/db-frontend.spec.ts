@@ -31,11 +31,20 @@ onEveryBackend("Front-end repositories", (h) => {
 		assert.equal(await repo.useStep("t1", 5), false, "no code is accepted before activation");
 		const [a, b] = await Promise.all([repo.activate("t1", 100, 12), repo.activate("t1", 100, 12)]);
 		assert.equal(Number(a) + Number(b), 1);
-		assert.deepEqual(await repo.get("t1"), { userUuid: "t1", secret: "sealed-2", status: "active", createdAt: 11, enrolledAt: 12, lastStep: 100 });
+		assert.deepEqual(await repo.get("t1"), { userUuid: "t1", secret: "sealed-2", status: "active", createdAt: 11, enrolledAt: 12, lastStep: 100, failures: 0, blockedUntil: 0 });
 		assert.equal(await repo.startPending("t1", "sealed-3", 13), false, "an active factor is not replaced");
 		assert.equal(await repo.useStep("t1", 100), false);
 		const [c, d] = await Promise.all([repo.useStep("t1", 101), repo.useStep("t1", 101)]);
 		assert.equal(Number(c) + Number(d), 1);
+		// Wrong codes: the third of a limit of 3 blocks and starts the count again; a good code resets it.
+		assert.equal(await repo.recordFailure("t1", 3, 999), false);
+		assert.equal(await repo.recordFailure("t1", 3, 999), false);
+		assert.equal(await repo.recordFailure("t1", 3, 999), true);
+		assert.deepEqual([(await repo.get("t1"))?.failures, (await repo.get("t1"))?.blockedUntil], [0, 999]);
+		await repo.recordFailure("t1", 3, 5000);
+		assert.equal(await repo.useStep("t1", 102), true);
+		assert.equal((await repo.get("t1"))?.failures, 0);
+		assert.equal(await repo.recordFailure("nobody", 3, 1), false);
 		assert.equal(await repo.remove("t1"), true);
 		assert.equal(await repo.get("t1"), null);
 	});

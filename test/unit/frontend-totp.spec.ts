@@ -21,7 +21,7 @@ class MemoryStore implements TotpStore {
 	}
 	async startPending(u: string, secret: string) {
 		if (this.rows.get(u)?.status === "active") return false;
-		this.rows.set(u, { secret, status: "pending", lastStep: 0 });
+		this.rows.set(u, { secret, status: "pending", lastStep: 0, blockedUntil: 0, failures: 0 } as TotpState);
 		return true;
 	}
 	async activate(u: string, step: number) {
@@ -34,6 +34,16 @@ class MemoryStore implements TotpStore {
 		const r = this.rows.get(u);
 		if (r?.status !== "active" || r.lastStep >= step) return false;
 		r.lastStep = step;
+		(r as TotpState & { failures: number }).failures = 0;
+		return true;
+	}
+	async recordFailure(u: string, limit: number, until: number) {
+		const r = this.rows.get(u) as (TotpState & { failures: number }) | undefined;
+		if (!r) return false;
+		r.failures++;
+		if (r.failures < limit) return false;
+		r.failures = 0;
+		r.blockedUntil = until;
 		return true;
 	}
 	async remove(u: string) {
@@ -103,5 +113,22 @@ describe("TOTP", () => {
 		clock += 30;
 		assert.deepEqual(await f.disable(user, totp(info.Secret, clock), false), { Status: "none" });
 		assert.equal(await f.status("u1"), "none");
+	});
+
+	it("blocks codes for a while after five wrong ones in a row, whatever comes next", async () => {
+		let clock = 1_700_000_000;
+		const store = new MemoryStore();
+		const f = new SecondFactor(store, "Cellar", () => clock);
+		const user = { Uuid: "u2", Login: "al" };
+		const { Secret } = await f.setup(user);
+		await f.verify(user, totp(Secret, clock));
+		clock += 30;
+		const wrong = totp(Secret, clock) === "000000" ? "111111" : "000000";
+		for (let i = 0; i < 4; i++) await assert.rejects(f.checkLogin("u2", wrong), (e: Error & { code?: number }) => e.code === 401);
+		await assert.rejects(f.checkLogin("u2", wrong), (e: Error & { code?: number }) => e.code === 429);
+		// Even the right code waits out the block.
+		await assert.rejects(f.checkLogin("u2", totp(Secret, clock)), (e: Error & { code?: number; data?: { retryAfter?: number } }) => e.code === 429 && e.data?.retryAfter === 300);
+		clock += 301;
+		assert.deepEqual(await f.checkLogin("u2", totp(Secret, clock)), { required: true });
 	});
 });

@@ -31,6 +31,9 @@ export function frontend(dialect: DialectName): Migration {
 				.addColumn("created_at", "bigint", (c) => c.notNull())
 				.addColumn("enrolled_at", "bigint")
 				.addColumn("last_step", "bigint", (c) => c.notNull().defaultTo(0))
+				// Wrong codes in a row, and until when codes are refused after too many (unix seconds).
+				.addColumn("failures", "integer", (c) => c.notNull().defaultTo(0))
+				.addColumn("blocked_until", "bigint", (c) => c.notNull().defaultTo(0))
 				.addCheckConstraint("user_totp_status_check", sql`status in ('pending', 'active')`)
 				.execute();
 		},
