@@ -2,7 +2,8 @@
  * binaries — avatars and global logos: `GET/POST /frontend/binaries/{BinaryType}/{Uuid}` (USER: a user's avatar,
  * Uuid = login or user uuid; GLOBAL: a named image such as a logo). Uploads are multipart (`userfile`), checked
  * by content, capped by BINARY_MAX_SIZE, and kept in the store (frontend_binaries), so every node serves them.
- * Calls `users.byLogin` and `users.authInfo` to resolve users. Consumes `identity.changed` (a deleted user's
+ * Calls `users.byLogin` and `users.authInfo` to resolve users, `users.setAttribute` to record the avatar's id in
+ * the user's `avatar` attribute, as Cells does. Consumes `identity.changed` (a deleted user's
  * avatar is removed). Emits nothing.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
@@ -82,6 +83,8 @@ const BinariesService: ServiceSchema<ServiceSettingSchema, BinariesMethods, Bina
 				const image = imageFromUpload(ctx.meta.contentType, body, max);
 				const id = newBinaryId(image.ext);
 				await this.repo.put({ kind, owner, id, mime: image.mime, data: image.data, createdAt: Math.floor(Date.now() / 1000) });
+				// Cells' clients read the user's `avatar` attribute (the binary id) to know there is one and to bust caches.
+				if (kind === "USER") await call(ctx, "users.setAttribute", { uuid: owner, name: "avatar", value: id });
 				// Cells' answer, not the spec's (unused) FrontBinaryResponse: the web client reads `binary`.
 				ctx.meta.$responseType = "application/json; charset=utf-8";
 				return JSON.stringify({ binary: id });

@@ -61,6 +61,7 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 		const up = await upload("/a/frontend/binaries/USER/dave", dave, image);
 		assert.equal(up.status, 200, up.text);
 		assert.match(up.body.binary, /^[0-9a-f]{12}\.png$/);
+		assert.equal((await node.api("GET", "/a/user/dave", undefined, dave)).body.Attributes.avatar, up.body.binary);
 		const erin = await node.login("erin", "Some-Pass-1234");
 		const r = await get("/a/frontend/binaries/USER/dave", erin);
 		assert.equal(r.status, 200);

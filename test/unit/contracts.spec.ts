@@ -62,6 +62,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"policy.snapshot": true,
 	"auth.resolve": true,
 	"mfa.checkLogin": true,
+	"users.setAttribute": true,
 };
 
 /** `service.action` for every action of a schema, its mixins' included (an action's own `name` wins). */
