@@ -9,10 +9,10 @@ import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "mole
 import { DatabaseMixin } from "../mixins/database.mixin";
 import type { Db } from "../lib/db";
 import { TotpRepo } from "../lib/db/frontend";
-import { ENROLL_TYPE, SecondFactor, type EnrollUser } from "../lib/auth/second-factor";
+import { SecondFactor } from "../lib/auth/second-factor";
 import { APPLICATION_TITLE } from "../lib/frontend/bootconf";
-import { BadRequestError, ForbiddenError } from "../lib/errors";
-import { isAdmin, type Meta } from "../lib/auth/identity";
+import { BadRequestError } from "../lib/errors";
+import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { call, type IdentityChange } from "../lib/contracts";
 
@@ -25,8 +25,6 @@ interface MfaVars {
 	factor: SecondFactor;
 }
 type MfaThis = Service & MfaVars;
-
-const STEPS = ["setup", "verify", "disable", "status"];
 
 const MfaService: ServiceSchema<ServiceSettingSchema, Record<string, never>, MfaVars> = {
 	name: "mfa",
@@ -41,31 +39,12 @@ const MfaService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Mfa
 			},
 			async handler(this: MfaThis, ctx: Context<EnrollParams, Meta>) {
 				const me = requireUser(ctx);
-				const type = (ctx.params.EnrollType ?? "").toLowerCase();
-				if (type !== ENROLL_TYPE) throw new BadRequestError(`EnrollType must be "${ENROLL_TYPE}" (the only second factor Cellar offers)${ctx.params.EnrollType ? `, got "${ctx.params.EnrollType}"` : ""}`);
-				const info = ctx.params.EnrollInfo ?? {};
-				const step = (info.step ?? (info.code ? "verify" : "setup")).toLowerCase();
-				if (!STEPS.includes(step)) throw new BadRequestError(`EnrollInfo.step must be one of ${STEPS.join(", ")}, got "${info.step}"`);
-				// Only personal sessions enrol: a token made for a document or another user must not change how its owner logs in.
-				if (me.TokenKind !== "session" && step !== "status") throw new ForbiddenError("Enrolling a second factor needs a login session, not a token", "totp.session");
-				let target: EnrollUser = { Uuid: me.Uuid, Login: me.Login };
-				if (info.login && info.login !== me.Login) {
-					if (!isAdmin(me) || (step !== "disable" && step !== "status")) throw new ForbiddenError("Only an administrator may see or disable another user's second factor, and never set it up", "totp.forbidden");
-					const u = await call(ctx, "users.byLogin", { login: info.login });
-					if (!u.Login) throw new BadRequestError(`${info.login} is a group`);
-					target = { Uuid: u.Uuid, Login: u.Login };
-				}
-				const self = target.Uuid === me.Uuid;
-				switch (step) {
-					case "setup":
-						return { Info: await this.factor.setup(target) };
-					case "verify":
-						return { Info: await this.factor.verify(target, info.code) };
-					case "disable":
-						return { Info: await this.factor.disable(target, info.code, !self) };
-					default:
-						return { Info: { Status: await this.factor.status(target.Uuid) } };
-				}
+				const info = await this.factor.enroll(me, ctx.params.EnrollType, ctx.params.EnrollInfo ?? {}, async (login) => {
+					const u = await call(ctx, "users.byLogin", { login });
+					if (!u.Login) throw new BadRequestError(`${login} is a group`);
+					return { Uuid: u.Uuid, Login: u.Login };
+				});
+				return { Info: info };
 			},
 		},
 		checkLogin: {

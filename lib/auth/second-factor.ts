@@ -9,6 +9,7 @@
 //   step "status"         -> Info {Status:"none"|"pending"|"enrolled"}
 // Login: POST /frontend/session with AuthInfo {type:"credentials", login, password, totp:"123456"}.
 import { BadRequestError, ConflictError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../errors";
+import type { Identity } from "./identity";
 import { newSecret, otpauthUri, seal, stepAt, TOTP_ALGORITHM, TOTP_DIGITS, TOTP_PERIOD, unseal, verifyTotp } from "./totp";
 
 export interface TotpState {
@@ -36,6 +37,7 @@ export interface EnrollUser {
 export type EnrollInfo = Record<string, string>;
 
 export const ENROLL_TYPE = "totp";
+const STEPS = ["setup", "verify", "disable", "status"];
 /** The AuthInfo key that carries the code at login. */
 export const LOGIN_CODE_KEY = "totp";
 /**
@@ -51,6 +53,34 @@ export class SecondFactor {
 		private readonly issuer: string,
 		private readonly now: () => number = () => Date.now() / 1000,
 	) {}
+
+	/**
+	 * POST /frontend/enroll for `caller`: the step EnrollInfo.step names (default: "verify" when a code is
+	 * given, else "setup"). EnrollInfo.login lets an admin see or disable another user's factor (`findUser`
+	 * resolves it), never set one up. Only login sessions change a factor: a token made for a document, for
+	 * scripts or by an admin impersonating must not change how its owner logs in.
+	 */
+	async enroll(caller: Identity, type: string | undefined, info: EnrollInfo, findUser: (login: string) => Promise<EnrollUser>): Promise<EnrollInfo> {
+		if ((type ?? "").toLowerCase() !== ENROLL_TYPE) throw new BadRequestError(`EnrollType must be "${ENROLL_TYPE}" (the only second factor Cellar offers)${type ? `, got "${type}"` : ""}`);
+		const step = (info.step ?? (info.code ? "verify" : "setup")).toLowerCase();
+		if (!STEPS.includes(step)) throw new BadRequestError(`EnrollInfo.step must be one of ${STEPS.join(", ")}, got "${info.step}"`);
+		if (caller.TokenKind !== "session" && step !== "status") throw new ForbiddenError("Changing a second factor needs a login session, not a token", "totp.session");
+		let target: EnrollUser = { Uuid: caller.Uuid, Login: caller.Login };
+		if (info.login && info.login !== caller.Login) {
+			if (caller.Profile !== "admin" || (step !== "disable" && step !== "status")) throw new ForbiddenError("Only an administrator may see or disable another user's second factor, and never set one up", "totp.forbidden");
+			target = await findUser(info.login);
+		}
+		switch (step) {
+			case "setup":
+				return this.setup(target);
+			case "verify":
+				return this.verify(target, info.code);
+			case "disable":
+				return this.disable(target, info.code, target.Uuid !== caller.Uuid);
+			default:
+				return { Status: await this.status(target.Uuid) };
+		}
+	}
 
 	async status(userUuid: string): Promise<"none" | "pending" | "enrolled"> {
 		const s = await this.store.get(userUuid);
