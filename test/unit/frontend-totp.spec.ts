@@ -52,8 +52,15 @@ class MemoryStore implements TotpStore {
 }
 
 describe("TOTP", () => {
+	// Sealing derives its key from JWT_SECRET; the suite sets one and gives the environment back as it found it.
+	let saved: string | undefined;
 	before(() => {
+		saved = process.env.JWT_SECRET;
 		process.env.JWT_SECRET ??= "unit-test-secret-for-totp-sealing";
+	});
+	after(() => {
+		if (saved === undefined) delete process.env.JWT_SECRET;
+		else process.env.JWT_SECRET = saved;
 	});
 
 	it("matches RFC 6238's SHA-1 test vectors", () => {
