@@ -56,6 +56,10 @@ export interface CellarConfig {
 	bodyTimeout: number;
 	/** Seconds a connection may stay silent while the client owes data (a body) or does not read the answer. */
 	idleTimeout: number;
+	/** Largest avatar or logo accepted by POST /frontend/binaries, in bytes. */
+	binaryMaxSize: number;
+	/** Where POST /update asks for newer versions (Cells' update-server protocol); unset: no update source. */
+	updateUrl?: string;
 }
 
 /**
@@ -67,6 +71,7 @@ export const VARIABLES = [
 	"NAMESPACE", "LOG_LEVEL", "ACCESS_TOKEN_TTL", "REFRESH_TOKEN_TTL", "MAX_FAILED_LOGINS", "LOGIN_LOCK_DURATION", "LOGIN_DELAY_MAX", "IP_BAN_THRESHOLD",
 	"IP_BAN_WINDOW", "IP_BAN_DURATION", "BODY_LIMIT", "BODY_TIMEOUT", "IDLE_TIMEOUT", "TRUSTED_PROXIES", "REQUEST_TIMEOUT", "HEARTBEAT_INTERVAL",
 	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "SMTP_URL", "MAIL_RETRY_DELAY", "MAIL_MAX_ATTEMPTS", "PUBLIC_URL", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
+	"BINARY_MAX_SIZE", "UPDATE_URL",
 ] as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -137,6 +142,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 	const heartbeatInterval = num("HEARTBEAT_INTERVAL", 5, { min: 1 });
 	const heartbeatTimeout = num("HEARTBEAT_TIMEOUT", 15, { min: 1 });
 	if (heartbeatTimeout <= heartbeatInterval) problems.push(`HEARTBEAT_TIMEOUT (${heartbeatTimeout}) must be longer than HEARTBEAT_INTERVAL (${heartbeatInterval})`);
+	const updateUrl = text("UPDATE_URL")?.trim();
+	if (updateUrl && !/^https?:\/\/[^\s]+$/i.test(updateUrl)) problems.push(`UPDATE_URL must be an http:// or https:// URL, got "${updateUrl}"`);
 	const config: CellarConfig = {
 		port: num("PORT", 8080, { max: 65535 }),
 		host: text("HOST")?.trim() ?? "0.0.0.0",
@@ -173,6 +180,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 		loginDelayMax: num("LOGIN_DELAY_MAX", 300),
 		bodyTimeout: num("BODY_TIMEOUT", 15, { min: 1 }),
 		idleTimeout: num("IDLE_TIMEOUT", 60, { min: 1 }),
+		binaryMaxSize: num("BINARY_MAX_SIZE", 5 * 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
+		updateUrl,
 	};
 	if (problems.length) throw new ConfigError(problems);
 	return config;

@@ -52,6 +52,7 @@ interface Alias {
 	fullPath: string;
 	$op?: Operation | null;
 	$pathKeys?: string[];
+	type?: string;
 }
 
 function bearer(req: IncomingMessage): string | undefined {
@@ -175,6 +176,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			ctx.meta.ip = ip;
 			ctx.meta.userAgent = String(req.headers["user-agent"] ?? "").slice(0, 256);
 			if (req.headers.cookie) ctx.meta.cookie = req.headers.cookie;
+			if (alias.type === "stream") ctx.meta.contentType = String(req.headers["content-type"] ?? "").slice(0, 512);
 			const snapshot = await this.access.current();
 			if (this.access.isBlocked(snapshot, ip)) throw new ForbiddenError(`Access from ${ip} is refused`, "ip.banned");
 

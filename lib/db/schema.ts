@@ -330,6 +330,34 @@ export interface UserMetaTagsTable {
 	tag: string;
 }
 
+/** Avatars (kind USER, owner = the user's uuid) and global logos (kind GLOBAL, owner = the slot posted to). */
+export interface FrontendBinariesTable {
+	kind: "USER" | "GLOBAL";
+	owner: string;
+	/** The binary's name as Cells gives it: 12 hex characters, a dot, the extension of its type. */
+	id: string;
+	mime: string;
+	size: number;
+	data: Buffer;
+	created_at: number;
+}
+
+/** A user's TOTP second factor (RFC 6238): the secret sealed with a key derived from JWT_SECRET. */
+export interface UserTotpTable {
+	user_uuid: string;
+	/** lib/auth/totp's sealed secret ("v1.<iv>.<tag>.<ciphertext>", base64url). */
+	secret: string;
+	status: "pending" | "active";
+	created_at: number;
+	enrolled_at: number | null;
+	/** The last 30-second step a code was accepted for: a code works once. */
+	last_step: number;
+	/** Wrong codes in a row since the last good one or the last block. */
+	failures: number;
+	/** Unix seconds until which no code is accepted (after too many wrong ones); 0: none. */
+	blocked_until: number;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -357,6 +385,8 @@ export interface Database {
 	user_meta_namespaces: UserMetaNamespacesTable;
 	user_meta: UserMetaTable;
 	user_meta_tags: UserMetaTagsTable;
+	frontend_binaries: FrontendBinariesTable;
+	user_totp: UserTotpTable;
 }
 
 export type TableName = keyof Database;

@@ -58,11 +58,12 @@ describe("configuration", () => {
 			IP_BAN_THRESHOLD: "ipBanThreshold", IP_BAN_WINDOW: "ipBanWindow", IP_BAN_DURATION: "ipBanDuration", BODY_LIMIT: "bodyLimit", BODY_TIMEOUT: "bodyTimeout",
 			IDLE_TIMEOUT: "idleTimeout", REQUEST_TIMEOUT: "requestTimeout", HEARTBEAT_INTERVAL: "heartbeatInterval", HEARTBEAT_TIMEOUT: "heartbeatTimeout",
 			SCRYPT_N: "scryptN", METRICS: "metrics", MAIL_FROM: "mailFrom", MAIL_RETRY_DELAY: "mailRetryDelay", MAIL_MAX_ATTEMPTS: "mailMaxAttempts", CELLAR_DEFAULT_DS_STRUCT: "defaultDsStructured",
+			BINARY_MAX_SIZE: "binaryMaxSize",
 		};
 		for (const [name, field] of Object.entries(key) as [string, keyof CellarConfig][]) {
 			assert.equal(rows.get(name), `\`${String(defaults[field])}\``, name);
 		}
-		for (const name of ["TRANSPORTER", "MONGO_URI", "DATABASE_URL", "TRUSTED_PROXIES", "ALLOWED_LOCAL_FOLDERS", "SMTP_URL", "PUBLIC_URL"]) assert.equal(rows.get(name), "none", name);
+		for (const name of ["TRANSPORTER", "MONGO_URI", "DATABASE_URL", "TRUSTED_PROXIES", "ALLOWED_LOCAL_FOLDERS", "SMTP_URL", "PUBLIC_URL", "UPDATE_URL"]) assert.equal(rows.get(name), "none", name);
 		assert.equal(defaults.transporter ?? defaults.databaseUrl, undefined);
 		assert.deepEqual([defaults.trustedProxies, defaults.allowedLocalFolders], [[], []]);
 	});

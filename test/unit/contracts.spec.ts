@@ -74,6 +74,8 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"acl.put": true,
 	"acl.deleteWhere": true,
 	"jobs.create": true,
+	"mfa.checkLogin": true,
+	"users.setAttribute": true,
 };
 
 // Every event the contracts name, once (same reason). An event may have no subscriber yet (`audit.log`,
