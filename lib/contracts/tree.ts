@@ -60,6 +60,10 @@ export interface TreeActions {
 	"tree.folderMarker": { params: { Path: string }; result: { Uuid: string; MTime: number } };
 	"tree.deleteObject": { params: { Path: string }; result: { Deleted: boolean } };
 	"tree.copyObject": { params: { From: string; To: string; Headers?: Record<string, string> }; result: WrittenObject };
+	/** Internal: where each node (by uuid, or by datasource path) shows in the caller's readable workspaces. */
+	"tree.visible": { params: { Nodes: ({ Uuid: string } | { ds: string; path: string })[] }; result: VisibleNode[] };
+	/** Internal: the uuids of datasource paths (null where nothing is indexed). */
+	"tree.uuidsAt": { params: { ds: string; paths: string[] }; result: (string | null)[] };
 }
 
 /** `tree.changed`: a node was created, rewritten, moved (`from`: its old place), deleted or had its metadata changed. */
@@ -67,6 +71,25 @@ export interface TreeChange {
 	type: "create" | "content" | "move" | "delete" | "meta";
 	node: IndexNode;
 	from?: { ds: string; path: string };
+	/** Unique per change: consumers that must act once per change (the activity feeds) key their writes on it. */
+	id?: string;
+	/** Login of the user who made the change; absent for the server's own changes (resync, templates, drops). */
+	by?: string;
+}
+
+/** Where a datasource node shows in the caller's workspaces (`tree.visible`), one entry per workspace that can read it. */
+export interface VisibleIn {
+	UUID: string;
+	Slug: string;
+	Label: string;
+	Scope?: string;
+	/** The node's user path in that workspace (starts with the slug). */
+	Path: string;
+}
+export interface VisibleNode {
+	/** The node, when found (always for `{ds, path}` queries, even when no longer indexed). */
+	Node?: { Uuid?: string; ds: string; path: string; type?: NodeType };
+	In: VisibleIn[];
 }
 
 export interface TreeEvents {

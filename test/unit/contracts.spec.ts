@@ -27,6 +27,8 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"tree.folderMarker": true,
 	"tree.deleteObject": true,
 	"tree.copyObject": true,
+	"tree.visible": true,
+	"tree.uuidsAt": true,
 	"users.authInfo": true,
 	"users.checkPassword": true,
 	"users.byLogin": true,
