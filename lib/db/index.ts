@@ -156,3 +156,4 @@ export { SelectionsRepo, type SelectionRecord } from "./selections";
 export { EncryptionKeysRepo } from "./encryption-keys";
 export { DataSourcesRepo, type VirtualNodeRecord } from "./datasources";
 export { VersionsRepo } from "./versions";
+export { ActivityRepo, type ActivityEntry, type SubscriptionRecord } from "./activity";
