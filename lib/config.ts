@@ -49,6 +49,10 @@ export interface CellarConfig {
 	bodyTimeout: number;
 	/** Seconds a connection may stay silent while the client owes data (a body) or does not read the answer. */
 	idleTimeout: number;
+	/** Days an activity stays in the feeds. */
+	activityRetentionDays: number;
+	/** Activities kept per feed (a node's, a user's inbox or outbox), the newest. */
+	activityMaxPerFeed: number;
 }
 
 /**
@@ -60,6 +64,7 @@ export const VARIABLES = [
 	"NAMESPACE", "LOG_LEVEL", "ACCESS_TOKEN_TTL", "REFRESH_TOKEN_TTL", "MAX_FAILED_LOGINS", "LOGIN_LOCK_DURATION", "LOGIN_DELAY_MAX", "IP_BAN_THRESHOLD",
 	"IP_BAN_WINDOW", "IP_BAN_DURATION", "BODY_LIMIT", "BODY_TIMEOUT", "IDLE_TIMEOUT", "TRUSTED_PROXIES", "REQUEST_TIMEOUT", "HEARTBEAT_INTERVAL",
 	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
+	"ACTIVITY_RETENTION_DAYS", "ACTIVITY_MAX_PER_FEED",
 ] as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -151,6 +156,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 		loginDelayMax: num("LOGIN_DELAY_MAX", 300),
 		bodyTimeout: num("BODY_TIMEOUT", 15, { min: 1 }),
 		idleTimeout: num("IDLE_TIMEOUT", 60, { min: 1 }),
+		activityRetentionDays: num("ACTIVITY_RETENTION_DAYS", 90, { min: 1 }),
+		activityMaxPerFeed: num("ACTIVITY_MAX_PER_FEED", 1000, { min: 1 }),
 	};
 	if (problems.length) throw new ConfigError(problems);
 	return config;

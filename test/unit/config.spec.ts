@@ -39,6 +39,7 @@ describe("configuration", () => {
 			IP_BAN_THRESHOLD: "ipBanThreshold", IP_BAN_WINDOW: "ipBanWindow", IP_BAN_DURATION: "ipBanDuration", BODY_LIMIT: "bodyLimit", BODY_TIMEOUT: "bodyTimeout",
 			IDLE_TIMEOUT: "idleTimeout", REQUEST_TIMEOUT: "requestTimeout", HEARTBEAT_INTERVAL: "heartbeatInterval", HEARTBEAT_TIMEOUT: "heartbeatTimeout",
 			SCRYPT_N: "scryptN", METRICS: "metrics", MAIL_FROM: "mailFrom", CELLAR_DEFAULT_DS_STRUCT: "defaultDsStructured",
+			ACTIVITY_RETENTION_DAYS: "activityRetentionDays", ACTIVITY_MAX_PER_FEED: "activityMaxPerFeed",
 		};
 		for (const [name, field] of Object.entries(key) as [string, keyof CellarConfig][]) {
 			assert.equal(rows.get(name), `\`${String(defaults[field])}\``, name);
