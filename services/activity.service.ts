@@ -3,11 +3,11 @@
  * outbox, unread counts, digests), `POST /activity/subscribe` and `POST /activity/subscriptions` (following
  * folders). Activities are kept in the SQL store (ActivityRepo), pruned every hour (ACTIVITY_RETENTION_DAYS,
  * ACTIVITY_MAX_PER_FEED) on one node of the cluster (lease `activity.prune`).
- * Consumes: `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
+ * Consumes: `identity.changed` (an ACL given on a workspace to a user: a Share activity in their inbox), `share.changed` (a cell's members get a Share activity, once per cell), `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
  * replica — the one on the node that made the change, or every replica when that node runs none, the rows'
  * idempotency keys then keeping one copy).
  * Emits: `activity.posted` (broadcast) {items: [{ownerId, activity}]} for new inbox activities (websocket pushes).
- * Calls: `tree.visible`, `tree.uuidsAt`, `users.byLogin`, `users.authInfo`.
+ * Calls: `tree.visible`, `tree.uuidsAt`, `users.byLogin`, `users.authInfo`, `workspaces.accessible`.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
@@ -16,10 +16,10 @@ import { PeriodicLease } from "../lib/cluster/periodic";
 import { loadConfig } from "../lib/config";
 import type { Identity, Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
-import { Feeds, type SearchSubscriptionsRequest, type StreamRequest } from "../lib/activity/feeds";
+import { Feeds, type SearchSubscriptionsRequest, type ShareNotice, type StreamRequest } from "../lib/activity/feeds";
 import { Batcher } from "../lib/activity/batcher";
 import type { SubscriptionRecord } from "../lib/db/activity";
-import { broadcast, call, type TreeChange } from "../lib/contracts";
+import { broadcast, call, type IdentityChange, type TreeChange } from "../lib/contracts";
 
 const PRUNE_EVERY_MS = 3600_000;
 
@@ -86,7 +86,19 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 	},
 	events: {
 		"tree.changed"(this: ActivityThis, ctx: Context<TreeChange>) {
-			if (ctx.params.by && this.handles(ctx.nodeID)) this.batcher.add(ctx.params);
+			if (ctx.params.by && this.handles(ctx)) this.batcher.add(ctx.params);
+		},
+		// An ACL on a workspace for a user, set by someone (the author travels in the event's meta): they are told.
+		"identity.changed"(this: ActivityThis, ctx: Context<IdentityChange, Meta>) {
+			const c = ctx.params;
+			const actor = ctx.meta.user?.Login;
+			if (c.kind !== "acl" || !c.RoleID || !c.WorkspaceID || !actor || !this.handles(ctx)) return;
+			this.feeds.recordAccess(actor, c.RoleID, c.WorkspaceID).catch((e: Error) => this.logger.warn(`Recording an access activity failed: ${e.message}`));
+		},
+		// Cells shared with users (the share service, when the node runs one): their members are told once.
+		"share.changed"(this: ActivityThis, ctx: Context<ShareNotice>) {
+			if (!this.handles(ctx)) return;
+			this.feeds.recordShare(ctx.params).catch((e: Error) => this.logger.warn(`Recording a share activity failed: ${e.message}`));
 		},
 	},
 	methods: {
@@ -94,15 +106,20 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 		 * A broadcast reaches every replica: the one on the node that made the change records it; when that node
 		 * runs no activity service, every replica does (the rows' keys keep one copy).
 		 */
-		handles(sender: string | null | undefined): boolean {
+		handles(ctx: Context): boolean {
+			// An emitted event reaches one replica: that one records it.
+			if ((ctx as unknown as { eventType?: string }).eventType === "emit") return true;
+			const sender = ctx.nodeID;
 			if (!sender || sender === this.broker.nodeID) return true;
 			const services = this.broker.registry.getServiceList({ onlyAvailable: true }) as { name: string; nodeID: string }[];
 			return !services.some((s) => s.name === "activity" && s.nodeID === sender);
 		},
 		async identityOf(login: string): Promise<Identity | null> {
 			const user = await call(this.broker, "users.byLogin", { login }).catch(() => null);
-			if (!user) return null;
-			const info = await call(this.broker, "users.authInfo", { uuid: user.Uuid });
+			return user ? this.identityByUuid(user.Uuid) : null;
+		},
+		async identityByUuid(uuid: string): Promise<Identity | null> {
+			const info = await call(this.broker, "users.authInfo", { uuid }).catch(() => null);
 			if (!info || info.Locked) return null;
 			return { Uuid: info.Uuid, Login: info.Login, Profile: info.Profile, GroupPath: info.GroupPath, Roles: info.Roles, TokenKind: "session", ExpiresAt: Math.floor(Date.now() / 1000) + 60 };
 		},
@@ -122,6 +139,8 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			visible: (user, nodes) => call(this.broker, "tree.visible", { Nodes: nodes }, { meta: { user } }),
 			uuidsAt: (ds, paths) => call(this.broker, "tree.uuidsAt", { ds, paths }),
 			identityOf: (login) => this.identityOf(login),
+			identityByUuid: (uuid) => this.identityByUuid(uuid),
+			workspaceFor: async (user, uuid) => (await call(this.broker, "workspaces.accessible", { roles: user.Roles })).find((w) => w.UUID === uuid),
 			posted: (items) => void broadcast(this.broker, "activity.posted", { items }).catch(() => undefined),
 			now: () => Date.now(),
 			retentionDays: cfg.activityRetentionDays,
@@ -152,8 +171,9 @@ interface ActivityVars {
 	pruneTimer?: NodeJS.Timeout;
 }
 interface ActivityMethods {
-	handles(sender: string | null | undefined): boolean;
+	handles(ctx: Context): boolean;
 	identityOf(login: string): Promise<Identity | null>;
+	identityByUuid(uuid: string): Promise<Identity | null>;
 	leasedPrune(): Promise<void>;
 }
 type ActivityThis = Service & ActivityVars & ActivityMethods;

@@ -9,7 +9,7 @@ import { isAdmin, type Identity } from "../auth/identity";
 import type { ActivityEntry, ActivityRepo, BoxName, OwnerType, SubscriptionRecord } from "../db/activity";
 import { sequence } from "../db/activity";
 import type { TreeChange, VisibleNode } from "../contracts/tree";
-import { collection, countCollection, summary, treeActivity, AS_CONTEXT, type ActivityObject, type NodeRef, type StoredActivity } from "./model";
+import { collection, countCollection, shareActivity, summary, treeActivity, AS_CONTEXT, type ActivityObject, type NodeRef, type StoredActivity } from "./model";
 import { compileFilter } from "./filter";
 
 export interface StreamRequest {
@@ -33,6 +33,21 @@ export interface SearchSubscriptionsRequest {
 
 type NodeQuery = { Uuid: string } | { ds: string; path: string };
 
+/**
+ * A cell created or changed (the share service's `share.changed`): its members get a Share activity in their
+ * inbox, once per cell (the row key names the cell and the member, so an update re-announcing the same members
+ * writes nothing), the owner in their outbox, the cell's root nodes in theirs. Links (hidden users) are not told.
+ */
+export interface ShareNotice {
+	Uuid: string;
+	Scope: string;
+	Action: string;
+	OwnerUuid: string;
+	/** Role ids holding rights on the cell (a user's own role has the user's uuid). */
+	Members?: string[];
+	Roots?: string[];
+}
+
 export interface FeedsDeps {
 	repo: ActivityRepo;
 	/** Where nodes show for a user (the tree's `tree.visible`, as that user). */
@@ -41,6 +56,10 @@ export interface FeedsDeps {
 	uuidsAt(ds: string, paths: string[]): Promise<(string | null)[]>;
 	/** A user by login, as the tree sees callers; null for an unknown or locked account. */
 	identityOf(login: string): Promise<Identity | null>;
+	/** The same by user uuid (a user's own role id); null for anything else. */
+	identityByUuid(uuid: string): Promise<Identity | null>;
+	/** A workspace (or cell) as this user has it; undefined when they have no access. */
+	workspaceFor(user: Identity, uuid: string): Promise<{ UUID: string; Label: string; Scope?: string } | undefined>;
 	/** New inbox activities (the websocket tells their owners). */
 	posted(items: { ownerId: string; activity: ActivityObject }[]): void;
 	now(): number;
@@ -82,7 +101,10 @@ export class Feeds {
 		const deleted: string[] = [];
 		const uuidCache = new Map<string, string | null>();
 		const identities = new Map<string, Promise<Identity | null>>();
+		const handled = new Set<string>();
 		for (const change of changes) {
+			if (change.id && handled.has(change.id)) continue;
+			if (change.id) handled.add(change.id);
 			const stored = treeActivity(change, new Date(at));
 			if (!stored || !change.node.Uuid) continue;
 			const { node } = change;
@@ -125,6 +147,48 @@ export class Feeds {
 		for (const u of deleted) await this.deps.repo.deleteOwner("NODE", u);
 		const fresh = new Set(written.filter((e) => e.box === "inbox").map((e) => e.ownerId));
 		// Only the replica that wrote an inbox row announces it (the others found it written).
+		const announce = inbox.filter((i) => fresh.has(i.ownerId));
+		if (announce.length) this.deps.posted(announce);
+		return written.length;
+	}
+
+	/** Share activities of a cell's members (see ShareNotice). */
+	async recordShare(n: ShareNotice): Promise<number> {
+		if (n.Scope !== "ROOM" || n.Action === "delete" || !n.Members?.length) return 0;
+		const owner = await this.deps.identityByUuid(n.OwnerUuid);
+		if (!owner) return 0;
+		const members = [...new Set(n.Members)].filter((m) => m !== n.OwnerUuid).slice(0, 500);
+		return this.announceAccess(owner.Login, members, n.Uuid, n.Roots ?? []);
+	}
+
+	/**
+	 * An ACL given on a workspace to a user's own role by someone else (Cells' AclActivity): the user is told they
+	 * now have access, once per workspace (the same key as a cell's Share activity: a cell announced both ways is
+	 * announced once).
+	 */
+	recordAccess(actor: string, roleId: string, workspaceId: string): Promise<number> {
+		return this.announceAccess(actor, [roleId], workspaceId, []);
+	}
+
+	private async announceAccess(actor: string, roleIds: string[], workspaceId: string, roots: string[]): Promise<number> {
+		const at = this.deps.now();
+		const entries: ActivityEntry[] = [];
+		const inbox: { ownerId: string; activity: ActivityObject }[] = [];
+		for (const roleId of roleIds) {
+			const user = await this.deps.identityByUuid(roleId).catch(() => null);
+			if (!user || user.Login === actor) continue;
+			const ws = await this.deps.workspaceFor(user, workspaceId).catch(() => undefined);
+			if (!ws) continue;
+			const stored = shareActivity(actor, { UUID: ws.UUID, Label: ws.Label, cell: ws.Scope === "ROOM" }, new Date(at));
+			const body = JSON.stringify(stored);
+			const key = `share|${ws.UUID}|${user.Login}`;
+			const entry = (ownerType: OwnerType, ownerId: string, box: BoxName): ActivityEntry => ({ key: `${key}|${ownerType}|${ownerId}|${box}`, ownerType, ownerId, box, seq: sequence(at), actor, published: at, body });
+			entries.push(entry("USER", user.Login, "inbox"), entry("USER", actor, "outbox"));
+			for (const root of roots) entries.push(entry("NODE", root, "outbox"));
+			inbox.push({ ownerId: user.Login, activity: stored.activity });
+		}
+		const written = await this.deps.repo.post(entries);
+		const fresh = new Set(written.filter((e) => e.box === "inbox").map((e) => e.ownerId));
 		const announce = inbox.filter((i) => fresh.has(i.ownerId));
 		if (announce.length) this.deps.posted(announce);
 		return written.length;

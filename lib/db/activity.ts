@@ -53,7 +53,10 @@ export class ActivityRepo {
 	constructor(private readonly db: Db) {}
 
 	/** Writes a batch in one transaction; the entries that were new (an already written key is skipped). */
-	async post(entries: ActivityEntry[]): Promise<ActivityEntry[]> {
+	async post(all: ActivityEntry[]): Promise<ActivityEntry[]> {
+		const byKey = new Map<string, ActivityEntry>();
+		for (const e of all) if (!byKey.has(e.key)) byKey.set(e.key, e);
+		const entries = [...byKey.values()];
 		if (!entries.length) return [];
 		return this.db.transaction(async (trx) => {
 			const inserted = new Set<string>();

@@ -114,6 +114,21 @@ describe("HTTP: activity feeds", function () {
 		assert.equal(digest.body.items[0].items.length, 2);
 	});
 
+	it("tells a user who was given access to a workspace", async () => {
+		const ws = await node.api("PUT", "/a/workspace/projects", { Label: "Projects", RootNodes: { "DATASOURCE:pydiods1": { Uuid: "DATASOURCE:pydiods1", Path: "pydiods1" } } }, admin);
+		assert.equal(ws.status, 200, ws.text);
+		const bobUuid = (await node.api("GET", "/a/user/bob", undefined, admin)).body.Uuid;
+		assert.equal((await node.api("PUT", "/a/acl", { RoleID: bobUuid, WorkspaceID: ws.body.UUID, Action: { Name: "read", Value: "1" } }, admin)).status, 200);
+		let items: { type: string; actor: { id: string }; object: { type: string; name: string } }[] = [];
+		for (let i = 0; i < 50 && !items.some((a) => a.type === "Share"); i++) {
+			await new Promise((r) => setTimeout(r, 50));
+			items = (await stream({ Context: "USER_ID", ContextData: "bob", BoxName: "inbox" }, bob)).body.items ?? [];
+		}
+		const share = items.find((a) => a.type === "Share");
+		assert.ok(share, JSON.stringify(items));
+		assert.deepEqual([share.actor.id, share.object.type, share.object.name], ["admin", "Workspace", "Projects"]);
+	});
+
 	it("refuses what Cells refuses", async () => {
 		assert.equal((await stream({ Context: "USER_ID", ContextData: "alice", BoxName: "inbox" }, bob)).status, 403);
 		assert.equal((await stream({ UnreadCountOnly: true }, bob)).status, 400);
@@ -121,5 +136,4 @@ describe("HTTP: activity feeds", function () {
 		assert.equal((await stream({ Context: "SOMEWHERE" }, bob)).status, 400);
 		assert.equal((await node.api("POST", "/a/activity/stream", {})).status, 401);
 	});
-
 });
