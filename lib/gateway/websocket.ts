@@ -11,7 +11,9 @@
 //   reloads what it shows (and the session's identity is resolved again: a revoked token closes it).
 // Every node of a cluster runs this for its own connections: the events it pushes are cluster broadcasts.
 // Each session sends at most `ratePerSec` messages a second (bursts of twice that), the rest queued up to
-// `queueMax`, then dropped; a silent client costs nothing but its socket.
+// `queueMax`, then dropped (the oldest). Changes ready together are checked in one tree call per distinct user.
+// Sockets are pinged every 30 s (one that did not answer is cut); one that does not subscribe within a minute is
+// closed.
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, WebSocket, type RawData } from "ws";
@@ -22,6 +24,12 @@ import type { ActivityObject } from "../activity/model";
 
 export const WS_EVENT_PATH = "/ws/event";
 const SYSTEM_USER = "pydio.system.user";
+/** Node changes waiting to be merged or sent, at most: past that they are sent unmerged, then the oldest dropped. */
+const MAX_PENDING = 10_000;
+/** A socket is pinged this often; one that did not answer the previous ping is cut. */
+const PING_MS = 30_000;
+/** A socket that does not subscribe within this time is closed (it would only hold a connection). */
+const SUBSCRIBE_WITHIN_MS = 60_000;
 
 export interface EventSocketDeps {
 	/** The identity of a token (the gateway's credential resolution); throws for a bad one. */
@@ -47,6 +55,9 @@ interface Session {
 	queue: string[];
 	timer?: NodeJS.Timeout;
 	dropped: number;
+	alive: boolean;
+	/** Closes the socket if it has not subscribed in time. */
+	idle?: NodeJS.Timeout;
 }
 
 type WireNode = Record<string, unknown>;
@@ -71,6 +82,9 @@ export class EventSocket {
 	private readonly wss: WebSocketServer;
 	private readonly sessions = new Set<Session>();
 	private readonly pending = new Map<string, { change: TreeChange; timer: NodeJS.Timeout }>();
+	private outgoing: TreeChange[] = [];
+	private dispatching = false;
+	private readonly keepalive: NodeJS.Timeout;
 	private readonly batchMs: number;
 	private readonly rate: number;
 	private readonly queueMax: number;
@@ -80,6 +94,18 @@ export class EventSocket {
 		this.batchMs = deps.batchMs ?? 500;
 		this.rate = deps.ratePerSec ?? 20;
 		this.queueMax = deps.queueMax ?? 500;
+		this.keepalive = setInterval(() => {
+			for (const s of this.sessions) {
+				if (!s.alive) {
+					this.forget(s);
+					s.ws.terminate();
+					continue;
+				}
+				s.alive = false;
+				s.ws.ping();
+			}
+		}, PING_MS);
+		this.keepalive.unref?.();
 	}
 
 	/** Takes the upgrades of `server` for /ws/event; any other upgrade is answered 404. */
@@ -100,6 +126,7 @@ export class EventSocket {
 	}
 
 	close(): void {
+		clearInterval(this.keepalive);
 		for (const p of this.pending.values()) clearTimeout(p.timer);
 		this.pending.clear();
 		for (const s of this.sessions) this.end(s, 1001, "server stopping");
@@ -107,15 +134,26 @@ export class EventSocket {
 	}
 
 	private open(ws: WebSocket, ip: string | undefined): void {
-		const s: Session = { ws, ip, tokens: this.rate * 2, refilled: Date.now(), queue: [], dropped: 0 };
+		const s: Session = { ws, ip, tokens: this.rate * 2, refilled: Date.now(), queue: [], dropped: 0, alive: true };
 		this.sessions.add(s);
+		this.expectSubscribe(s);
+		ws.on("pong", () => (s.alive = true));
 		ws.on("message", (data: RawData) => void this.message(s, data));
 		ws.on("close", () => this.forget(s));
 		ws.on("error", () => this.forget(s));
 	}
 
+	private expectSubscribe(s: Session): void {
+		if (s.idle) clearTimeout(s.idle);
+		s.idle = setTimeout(() => {
+			if (!s.user) this.end(s, 1008, "subscribe first");
+		}, SUBSCRIBE_WITHIN_MS);
+		s.idle.unref?.();
+	}
+
 	private forget(s: Session): void {
 		if (s.timer) clearTimeout(s.timer);
+		if (s.idle) clearTimeout(s.idle);
 		this.sessions.delete(s);
 	}
 
@@ -144,6 +182,7 @@ export class EventSocket {
 		if (msg?.["@type"] === "unsubscribe") {
 			s.user = undefined;
 			s.token = undefined;
+			this.expectSubscribe(s);
 			return;
 		}
 		if (msg?.["@type"] !== "subscribe") return;
@@ -194,7 +233,8 @@ export class EventSocket {
 	treeChanged(change: TreeChange): void {
 		if (!this.sessions.size) return;
 		const uuid = change.node.Uuid;
-		if ((change.type === "create" || change.type === "content" || change.type === "meta") && uuid && this.batchMs > 0) {
+		const mergeable = change.type === "create" || change.type === "content" || change.type === "meta";
+		if (mergeable && uuid && this.batchMs > 0 && this.pending.size < MAX_PENDING) {
 			const waiting = this.pending.get(uuid);
 			// A creation followed by updates is still a creation for whoever has not seen it.
 			const merged: TreeChange = waiting && waiting.change.type === "create" ? { ...change, type: "create" } : change;
@@ -205,7 +245,7 @@ export class EventSocket {
 			const timer = setTimeout(() => {
 				const p = this.pending.get(uuid);
 				this.pending.delete(uuid);
-				if (p) void this.dispatch(p.change);
+				if (p) this.ready(p.change);
 			}, this.batchMs);
 			timer.unref?.();
 			this.pending.set(uuid, { change: merged, timer });
@@ -216,45 +256,76 @@ export class EventSocket {
 			if (p) {
 				clearTimeout(p.timer);
 				this.pending.delete(uuid);
-				if (change.type !== "delete") void this.dispatch(p.change);
+				if (change.type !== "delete") this.ready(p.change);
 			}
 		}
-		void this.dispatch(change);
+		this.ready(change);
 	}
 
-	/** Sends a change to every session whose user can see it, one message per workspace it shows in. */
-	private async dispatch(change: TreeChange): Promise<void> {
+	/** Queues a change for the next dispatch: what is ready together is checked in one tree call per user. */
+	private ready(change: TreeChange): void {
+		this.outgoing.push(change);
+		if (this.outgoing.length > MAX_PENDING) this.outgoing.splice(0, this.outgoing.length - MAX_PENDING);
+		if (this.dispatching) return;
+		this.dispatching = true;
+		setImmediate(() => void this.dispatchAll());
+	}
+
+	private async dispatchAll(): Promise<void> {
+		try {
+			while (this.outgoing.length) {
+				const changes = this.outgoing.splice(0, 200);
+				await this.dispatch(changes);
+			}
+		} finally {
+			this.dispatching = false;
+		}
+	}
+
+	/** Sends changes to every session whose user can see them, one message per change and workspace it shows in. */
+	private async dispatch(changes: TreeChange[]): Promise<void> {
 		const groups = new Map<string, (Session & { user: Identity })[]>();
 		for (const s of this.live()) {
 			const key = `${s.user.Login}|${s.user.Roles.join(",")}|${(s.user.Scopes ?? []).join(",")}`;
 			groups.set(key, [...(groups.get(key) ?? []), s]);
 		}
-		const n = change.node;
-		const isDelete = change.type === "delete";
-		const nodes = [isDelete ? undefined : { ds: n.ds, path: n.path }, isDelete ? { ds: n.ds, path: n.path } : change.from].filter((x): x is { ds: string; path: string } => !!x);
+		if (!groups.size) return;
+		// Each change asks where its node is now (target) and where it was (source: a move's origin, a deleted node).
+		const asks: { ds: string; path: string }[] = [];
+		const slots = changes.map((c) => {
+			const isDelete = c.type === "delete";
+			const here = { ds: c.node.ds, path: c.node.path };
+			const target = isDelete ? -1 : asks.push(here) - 1;
+			const source = isDelete ? asks.push(here) - 1 : c.from ? asks.push(c.from) - 1 : -1;
+			return { target, source };
+		});
 		for (const sessions of groups.values()) {
 			let seen: VisibleNode[];
 			try {
-				seen = await this.deps.visible(sessions[0].user, nodes);
+				seen = await this.deps.visible(sessions[0].user, asks);
 			} catch (e) {
 				this.deps.log(`websocket: cannot check what ${sessions[0].user.Login} sees: ${(e as Error).message}`);
 				continue;
 			}
-			const target = isDelete ? undefined : seen[0];
-			const source = isDelete ? seen[0] : change.from ? seen[1] : undefined;
-			const workspaces = new Set([...(target?.In ?? []), ...(source?.In ?? [])].map((w) => w.UUID));
-			for (const wsUuid of workspaces) {
-				const t = target?.In.find((w) => w.UUID === wsUuid);
-				const src = source?.In.find((w) => w.UUID === wsUuid);
-				let type = NODE_EVENT[change.type];
-				if (change.type === "move") type = !src ? undefined : !t ? "DELETE" : "UPDATE_PATH";
-				const msg: Record<string, unknown> = {};
-				if (type) msg.Type = type;
-				if (t) msg.Target = wireNode(change, t.Path, n.name ?? baseName(n.path), wsUuid);
-				if (src) msg.Source = wireNode(change, src.Path, baseName(isDelete ? n.path : (change.from?.path ?? n.path)), wsUuid);
-				const text = JSON.stringify(msg);
-				for (const s of sessions) this.send(s, text);
-			}
+			changes.forEach((change, i) => {
+				const n = change.node;
+				const target = slots[i].target >= 0 ? seen[slots[i].target] : undefined;
+				const source = slots[i].source >= 0 ? seen[slots[i].source] : undefined;
+				const workspaces = new Set([...(target?.In ?? []), ...(source?.In ?? [])].map((w) => w.UUID));
+				for (const wsUuid of workspaces) {
+					const t = target?.In.find((w) => w.UUID === wsUuid);
+					const src = source?.In.find((w) => w.UUID === wsUuid);
+					let type = NODE_EVENT[change.type];
+					// A move seen from one end only is a creation or a deletion for this reader.
+					if (change.type === "move") type = !src ? undefined : !t ? "DELETE" : "UPDATE_PATH";
+					const msg: Record<string, unknown> = {};
+					if (type) msg.Type = type;
+					if (t) msg.Target = wireNode(change, t.Path, n.name ?? baseName(n.path), wsUuid);
+					if (src) msg.Source = wireNode(change, src.Path, baseName(change.type === "delete" ? n.path : (change.from?.path ?? n.path)), wsUuid);
+					const text = JSON.stringify(msg);
+					for (const s of sessions) this.send(s, text);
+				}
+			});
 		}
 	}
 
