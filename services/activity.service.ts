@@ -3,7 +3,7 @@
  * outbox, unread counts, digests), `POST /activity/subscribe` and `POST /activity/subscriptions` (following
  * folders). Activities are kept in the SQL store (ActivityRepo), pruned every hour (ACTIVITY_RETENTION_DAYS,
  * ACTIVITY_MAX_PER_FEED) on one node of the cluster (lease `activity.prune`).
- * Consumes: `identity.changed` (an ACL given on a workspace to a user: a Share activity in their inbox), `share.changed` (a cell's members get a Share activity, once per cell), `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
+ * Consumes: `tree.read` (emitted: followers of "read" get a Read activity), `identity.changed` (an ACL given on a workspace to a user: a Share activity in their inbox), `share.changed` (a cell's members get a Share activity, once per cell), `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
  * replica — the one on the node that made the change, or every replica when that node runs none, the rows'
  * idempotency keys then keeping one copy).
  * Emits: `activity.posted` (broadcast) {items: [{ownerId, activity}]} for new inbox activities (websocket pushes).
@@ -19,7 +19,7 @@ import { requireUser } from "../lib/identity/resource-policy";
 import { Feeds, type SearchSubscriptionsRequest, type ShareNotice, type StreamRequest } from "../lib/activity/feeds";
 import { Batcher } from "../lib/activity/batcher";
 import type { SubscriptionRecord } from "../lib/db/activity";
-import { broadcast, call, type IdentityChange, type TreeChange } from "../lib/contracts";
+import { broadcast, call, type IdentityChange, type TreeChange, type TreeRead } from "../lib/contracts";
 
 const PRUNE_EVERY_MS = 3600_000;
 
@@ -74,6 +74,7 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			params: {},
 			async handler(this: ActivityThis) {
 				await this.batcher.flush();
+				await this.reads.flush();
 				return { Dropped: this.batcher.dropped };
 			},
 		},
@@ -87,6 +88,10 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 	events: {
 		"tree.changed"(this: ActivityThis, ctx: Context<TreeChange>) {
 			if (ctx.params.by && this.handles(ctx)) this.batcher.add(ctx.params);
+		},
+		// Emitted (one replica gets it): followers of "read" are told.
+		"tree.read"(this: ActivityThis, ctx: Context<TreeRead>) {
+			this.reads.add(ctx.params);
 		},
 		// An ACL on a workspace for a user, set by someone (the author travels in the event's meta): they are told.
 		"identity.changed"(this: ActivityThis, ctx: Context<IdentityChange, Meta>) {
@@ -152,6 +157,12 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			cap: 50_000,
 			onError: (e) => this.logger.warn(`Recording activities failed: ${(e as Error).message}`),
 		});
+		this.reads = new Batcher<TreeRead>((reads) => this.feeds.recordReads(reads).then(() => undefined), {
+			delayMs: 500,
+			max: 200,
+			cap: 10_000,
+			onError: (e) => this.logger.warn(`Recording reads failed: ${(e as Error).message}`),
+		});
 		this.pruneLease = new PeriodicLease(new LeasesRepo(this.db), "activity.prune", this.broker.nodeID, 2 * PRUNE_EVERY_MS, (e) => this.logger.warn(`Activity prune lease renewal failed: ${(e as Error).message}`));
 		this.pruneTimer = setInterval(() => void this.leasedPrune(), PRUNE_EVERY_MS);
 		this.pruneTimer.unref?.();
@@ -159,6 +170,7 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 	async stopped(this: ActivityThis) {
 		clearInterval(this.pruneTimer);
 		await this.batcher?.flush();
+		await this.reads?.flush();
 		await this.pruneLease?.release().catch(() => undefined);
 	},
 };
@@ -167,6 +179,7 @@ interface ActivityVars {
 	db: Db;
 	feeds: Feeds;
 	batcher: Batcher<TreeChange>;
+	reads: Batcher<TreeRead>;
 	pruneLease: PeriodicLease;
 	pruneTimer?: NodeJS.Timeout;
 }

@@ -2,7 +2,8 @@
  * tree — owns the node index (every file and folder of every datasource) and the file operations on it:
  * stat, listing (`/tree/stats`, `/meta/bulk/get`), create, delete to the recycle bin, restore, and the admin
  * views in datasource paths. User paths are resolved through lib/tree/resolver (workspace roots, virtual nodes,
- * the caller's rights). Broadcasts `tree.changed` {type, node, from?} (every gateway drops its cached reads,
+ * the caller's rights). Emits `tree.read` {id, by, node} when a user lists a folder (activity: followers of
+ * "read"). Broadcasts `tree.changed` {type, node, from?, id, by?} (every gateway drops its cached reads,
  * every search replica updates its index). Consumes `identity.changed` and
  * `datasources.changed` (drops its caches).
  */
@@ -13,7 +14,7 @@ import { PeriodicLease } from "../lib/cluster/periodic";
 import { importNedbNodes } from "../lib/db/nodes-import";
 import { loadConfig } from "../lib/config";
 import { BadRequestError, NotFoundError } from "../lib/errors";
-import type { Meta } from "../lib/auth/identity";
+import type { Identity, Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { TreeIndex } from "../lib/tree/index";
 import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
@@ -33,7 +34,7 @@ import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../lib/jobs/archive";
 import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 import { S3_HEADERS } from "../lib/tree/meta";
 import { checkObjectHeaders, encodeObjectHeaders } from "../lib/io/object-meta";
-import { broadcast, call, type TreeChange, type VisibleIn, type VisibleNode } from "../lib/contracts";
+import { broadcast, call, emit, type TreeChange, type VisibleIn, type VisibleNode } from "../lib/contracts";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 
@@ -68,7 +69,10 @@ const TreeService: ServiceSchema = {
 			retryPolicy: { enabled: true },
 			params: bulkParams,
 			async handler(ctx: Context<BulkParams, Meta>) {
-				return this.reader.bulk(requireUser(ctx), ctx.params);
+				const user = requireUser(ctx);
+				const out = await this.reader.bulk(user, ctx.params);
+				this.announceReads(user, ctx.params.NodePaths ?? []);
+				return out;
 			},
 		},
 		create: {
@@ -421,6 +425,20 @@ const TreeService: ServiceSchema = {
 				if (!n.Path) throw new BadRequestError("Every node needs a Path");
 				return n.Path;
 			});
+		},
+		/** `tree.read` for the folders a listing opened (`<folder>/*`): their followers may want to know (activity). */
+		announceReads(user: Identity, paths: string[]): void {
+			if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("activity")) return;
+			for (const p of paths.filter((x) => x.endsWith("/*")).slice(0, 5)) {
+				void (async () => {
+					const loc = await this.resolver.resolve(p.slice(0, -2), user);
+					if (!loc?.read || loc.rel === "") return;
+					const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
+					if (!doc) return;
+					const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime };
+					await emit(this.broker, "tree.read", { id: randomUUID(), by: user.Login, node });
+				})().catch(() => undefined);
+			}
 		},
 		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */
 		broadcastChange(type: TreeChange["type"], doc: NodeDoc, from?: TreeChange["from"], by?: string) {

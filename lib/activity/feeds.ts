@@ -8,7 +8,7 @@ import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
 import { isAdmin, type Identity } from "../auth/identity";
 import type { ActivityEntry, ActivityRepo, BoxName, OwnerType, SubscriptionRecord } from "../db/activity";
 import { sequence } from "../db/activity";
-import type { TreeChange, VisibleNode } from "../contracts/tree";
+import type { TreeChange, TreeRead, VisibleNode } from "../contracts/tree";
 import { collection, countCollection, shareActivity, summary, treeActivity, AS_CONTEXT, type ActivityObject, type NodeRef, type StoredActivity } from "./model";
 import { compileFilter } from "./filter";
 
@@ -147,6 +147,52 @@ export class Feeds {
 		for (const u of deleted) await this.deps.repo.deleteOwner("NODE", u);
 		const fresh = new Set(written.filter((e) => e.box === "inbox").map((e) => e.ownerId));
 		// Only the replica that wrote an inbox row announces it (the others found it written).
+		const announce = inbox.filter((i) => fresh.has(i.ownerId));
+		if (announce.length) this.deps.posted(announce);
+		return written.length;
+	}
+
+	/**
+	 * Folders listed by users (`tree.read`): followers who asked for "read" get a Read activity in their inbox.
+	 * Reads go nowhere else (Cells also writes them to the outboxes, which would fill the feeds with listings).
+	 */
+	async recordReads(reads: TreeRead[]): Promise<number> {
+		const at = this.deps.now();
+		const entries: ActivityEntry[] = [];
+		const inbox: { ownerId: string; activity: ActivityObject }[] = [];
+		const once = new Set<string>();
+		for (const r of reads) {
+			// One listing after another of the same folder by the same user, in a batch: one read.
+			const key = `${r.by}|${r.node.Uuid}`;
+			if (once.has(key)) continue;
+			once.add(key);
+			const parentPaths = parents(r.node.path);
+			const parentUuids = (await this.deps.uuidsAt(r.node.ds, parentPaths)).filter((u): u is string => !!u);
+			const subs = await this.deps.repo.subscriptions({ objectType: "NODE", objectIds: [r.node.Uuid, ...parentUuids] });
+			const readers = [...new Set(subs.filter((s) => s.Events.includes("read") && s.UserId !== r.by).map((s) => s.UserId))];
+			if (!readers.length) continue;
+			const stored: StoredActivity = {
+				activity: {
+					"@context": AS_CONTEXT,
+					type: "Read",
+					actor: { type: "Person", id: r.by, name: r.by },
+					object: { type: r.node.type === "LEAF" ? "Document" : "Folder", id: r.node.Uuid, name: r.node.path },
+					updated: new Date(at).toISOString(),
+				},
+				refs: { object: { ds: r.node.ds, path: r.node.path } },
+			};
+			const body = JSON.stringify(stored);
+			for (const login of readers) {
+				const user = await this.deps.identityOf(login).catch(() => null);
+				if (!user) continue;
+				const [seen] = await this.deps.visible(user, [{ ds: r.node.ds, path: r.node.path }]).catch(() => [undefined]);
+				if (!seen?.In.length) continue;
+				entries.push({ key: `${r.id}|USER|${login}|inbox`, ownerType: "USER", ownerId: login, box: "inbox", seq: sequence(at), actor: r.by, published: at, body });
+				inbox.push({ ownerId: login, activity: this.present(stored, seen, undefined, undefined) ?? stored.activity });
+			}
+		}
+		const written = await this.deps.repo.post(entries);
+		const fresh = new Set(written.map((e) => e.ownerId));
 		const announce = inbox.filter((i) => fresh.has(i.ownerId));
 		if (announce.length) this.deps.posted(announce);
 		return written.length;

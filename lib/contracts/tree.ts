@@ -92,6 +92,14 @@ export interface VisibleNode {
 	In: VisibleIn[];
 }
 
+/** `tree.read` (emitted: one activity replica gets it): a user listed a folder (Cells' READ node event). */
+export interface TreeRead {
+	id: string;
+	by: string;
+	node: IndexNode;
+}
+
 export interface TreeEvents {
 	"tree.changed": TreeChange;
+	"tree.read": TreeRead;
 }

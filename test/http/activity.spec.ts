@@ -129,6 +129,20 @@ describe("HTTP: activity feeds", function () {
 		assert.deepEqual([share.actor.id, share.object.type, share.object.name], ["admin", "Workspace", "Projects"]);
 	});
 
+	it("tells a follower of \"read\" when someone lists the folder", async () => {
+		assert.equal((await node.api("POST", "/a/activity/subscribe", { UserId: "bob", ObjectId: folder, Events: ["read", "change"] }, bob)).status, 200);
+		assert.equal((await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/team/*"] }, alice)).status, 200);
+		await flush();
+		const inbox = await stream({ Context: "USER_ID", ContextData: "bob", BoxName: "inbox", Limit: 1 }, bob);
+		assert.equal(inbox.body.items[0].type, "Read");
+		assert.equal(inbox.body.items[0].actor.id, "alice");
+		assert.equal(inbox.body.items[0].object.name, "common-files/team");
+		// Bob's own listings are not news to him.
+		assert.equal((await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/team/*"] }, bob)).status, 200);
+		await flush();
+		assert.equal((await stream({ Context: "USER_ID", ContextData: "bob", UnreadCountOnly: true }, bob)).body.totalItems, undefined);
+	});
+
 	it("refuses what Cells refuses", async () => {
 		assert.equal((await stream({ Context: "USER_ID", ContextData: "alice", BoxName: "inbox" }, bob)).status, 403);
 		assert.equal((await stream({ UnreadCountOnly: true }, bob)).status, 400);
