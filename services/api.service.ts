@@ -29,7 +29,7 @@ import { S3Error, errorResponse } from "../lib/io/xml";
 import type { GatewayReadiness } from "../lib/gateway/readiness";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import { derivedKey } from "../lib/auth/jwt";
-import { call, type ActivityPosted, type IdentityChange, type TreeChange } from "../lib/contracts";
+import { call, type ActivityPosted, type IdentityChange, type TokenRevoked, type TreeChange } from "../lib/contracts";
 import { EventSocket } from "../lib/gateway/websocket";
 
 const cfg = loadConfig();
@@ -164,9 +164,9 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		"versions.changed"(this: GatewayThis) {
 			this.responses.clear();
 		},
-		"token.revoked"(this: GatewayThis) {
+		"token.revoked"(this: GatewayThis, ctx: Context<TokenRevoked>) {
 			this.forget();
-			this.sockets.recheck();
+			this.sockets.revoked(ctx.params);
 		},
 		"datasources.changed"(this: GatewayThis) {
 			this.responses.clear();
@@ -362,6 +362,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		this.sockets = new EventSocket({
 			identity: (token, ip) => this.resolveIdentity(token, ip),
 			visible: (user, nodes) => call(this.broker, "tree.visible", { Nodes: nodes }, { meta: { user } }),
+			workspaces: async (user) => (await call(this.broker, "tree.roots", {}, { meta: { user } })).map((w) => w.UUID),
 			clientIp: (req) => this.addresses.of(req),
 			blocked: (ip) => {
 				const snapshot = this.access.peek();

@@ -34,6 +34,8 @@ const SUBSCRIBE_WITHIN_MS = 60_000;
 export interface EventSocketDeps {
 	/** The identity of a token (the gateway's credential resolution); throws for a bad one. */
 	identity(token: string, ip: string | undefined): Promise<Identity>;
+	/** The uuids of the workspaces a user can open (to tell them only about those); absent: every session is told. */
+	workspaces?(user: Identity): Promise<string[]>;
 	/** Where datasource nodes show for a user (`tree.visible` as that user). */
 	visible(user: Identity, nodes: { ds: string; path: string }[]): Promise<VisibleNode[]>;
 	clientIp(req: IncomingMessage): string | undefined;
@@ -56,6 +58,8 @@ interface Session {
 	timer?: NodeJS.Timeout;
 	dropped: number;
 	alive: boolean;
+	/** The user's workspaces, when known. */
+	workspaces?: Set<string>;
 	/** Closes the socket if it has not subscribed in time. */
 	idle?: NodeJS.Timeout;
 }
@@ -190,6 +194,7 @@ export class EventSocket {
 		try {
 			s.user = await this.deps.identity(msg.jwt, s.ip);
 			s.token = msg.jwt;
+			this.loadWorkspaces(s);
 		} catch (e) {
 			this.refuse(s, `invalid jwt: ${(e as Error).message}`);
 		}
@@ -373,23 +378,58 @@ export class EventSocket {
 				body = { Acl: { ...(change.RoleID ? { RoleID: change.RoleID } : {}), ...(change.WorkspaceID ? { WorkspaceID: change.WorkspaceID } : {}) } };
 				concerns = (u) => !change.RoleID || u.Roles.includes(change.RoleID);
 				break;
-			default:
+			default: {
 				body = { Workspace: change.uuid ? { UUID: change.uuid } : {} };
+				const uuid = change.uuid;
 				concerns = () => true;
+				if (uuid) {
+					// Those who have it are told; who gets it newly is told by the ACL change that gives it.
+					const told = this.live().filter((s) => !s.workspaces || s.workspaces.has(uuid));
+					const text = JSON.stringify({ JsonType: "idm", Type: "UPDATE", ...body });
+					for (const s of told) this.send(s, text);
+					this.recheck((s) => told.includes(s as Session & { user: Identity }));
+					return;
+				}
+			}
 		}
 		const text = JSON.stringify({ JsonType: "idm", Type: "UPDATE", ...body });
-		for (const s of this.live()) if (concerns(s.user)) this.send(s, text);
-		this.recheck();
+		const concerned = this.live().filter((s) => concerns(s.user));
+		for (const s of concerned) this.send(s, text);
+		this.recheck((s) => concerned.includes(s as Session & { user: Identity }));
 	}
 
-	/** Resolves every session's token again; sessions whose token no longer works are closed. */
-	recheck(): void {
+	/** A token revocation: the sessions of that user (or of those sessions), or every session when it names none. */
+	revoked(r: { UserUuid?: string; SessionIds?: string[]; TokenIds?: string[] }): void {
+		if (r.SessionIds?.length) this.recheck((s) => !!s.user?.SessionId && r.SessionIds!.includes(s.user.SessionId));
+		else if (r.TokenIds?.length) this.recheck((s) => !!s.user?.TokenId && r.TokenIds!.includes(s.user.TokenId));
+		else if (r.UserUuid) this.recheck((s) => s.user?.Uuid === r.UserUuid);
+		else this.recheck();
+	}
+
+	private loadWorkspaces(s: Session): void {
+		const user = s.user;
+		if (!user || !this.deps.workspaces) return;
+		this.deps.workspaces(user).then(
+			(list) => {
+				if (s.user === user) s.workspaces = new Set(list);
+			},
+			() => undefined,
+		);
+	}
+
+	/**
+	 * Resolves the tokens of the sessions `which` selects (all by default) again: their identity and workspaces
+	 * are refreshed, and a session whose token no longer works is closed.
+	 */
+	recheck(which: (s: Session) => boolean = () => true): void {
 		for (const s of this.sessions) {
 			const token = s.token;
-			if (!token || !s.user) continue;
+			if (!token || !s.user || !which(s)) continue;
 			this.deps.identity(token, s.ip).then(
 				(user) => {
-					if (s.token === token) s.user = user;
+					if (s.token !== token) return;
+					s.user = user;
+					this.loadWorkspaces(s);
 				},
 				(e: Error & { code?: number }) => {
 					// Only a refused token ends the session; a service that does not answer now is not a verdict.

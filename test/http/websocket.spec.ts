@@ -170,6 +170,19 @@ describe("HTTP: /ws/event websocket", function () {
 		assert.equal(m.Activity.object.name, "news.txt");
 	});
 
+	it("closes the socket of a session that logs out", async () => {
+		const token = await node.login("bob", "User-Pass-12345");
+		const c = await open(token);
+		const other = await open(bob);
+		assert.equal((await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "logout" } }, token)).status, 200);
+		const closed = await c.waitClosed();
+		assert.equal(closed.code, 1008);
+		assert.match(c.messages.at(-1)?.error ?? "", /invalid jwt/);
+		// Bob's other session stays.
+		await new Promise((r) => setTimeout(r, 300));
+		assert.equal(other.closed, undefined);
+	});
+
 	it("tells a user to reload when their rights change", async () => {
 		const c = await open(carol);
 		assert.equal((await node.api("PUT", "/a/acl", { RoleID: carolUuid, NodeID: folder, Action: { Name: "read", Value: "1" } }, admin)).status, 200);
