@@ -72,6 +72,8 @@ const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 500;
 /** Rows examined for one filtered page at most (a filter matching nothing does not read a whole feed). */
 const MAX_SCAN = 5000;
+/** Rows read at once while scanning a feed. */
+const SCAN_PAGE = 200;
 /** Unread activities a digest gathers at most. */
 const MAX_DIGEST = 500;
 
@@ -84,6 +86,11 @@ function parents(path: string): string[] {
 	}
 	if (path !== "") out.push("");
 	return out;
+}
+
+/** Cells' activitiesAreSimilar: the same kind of activity by the same actor on the same object. */
+function similar(a: ActivityObject, b: ActivityObject): boolean {
+	return !!a.actor && !!a.object && !!b.actor && !!b.object && a.type === b.type && a.actor.id === b.actor.id && a.object.id === b.object.id;
 }
 
 function refKey(r: NodeRef): string {
@@ -275,28 +282,40 @@ export class Feeds {
 
 		const limit = Math.min(req.Limit && req.Limit > 0 ? req.Limit : DEFAULT_LIMIT, MAX_LIMIT);
 		const offset = Math.max(0, req.Offset ?? 0);
-		let rows: ActivityEntry[];
+		// Newest first; the filter applies, then a run of similar activities (same type, actor and object: a file
+		// saved ten times) shows as its newest with `totalItems` the run's length, as Cells stacks them; then the page.
+		const rows: ActivityEntry[] = [];
+		const counts: number[] = [];
 		let newest: string | undefined;
-		if (!filter) {
-			rows = await this.deps.repo.list(ownerType, ownerId, box, { offset, limit });
-			newest = offset === 0 ? rows[0]?.seq : (await this.deps.repo.list(ownerType, ownerId, box, { limit: 1 }))[0]?.seq;
-		} else {
-			rows = [];
-			let skipped = 0;
-			for (let at = 0; at < MAX_SCAN && rows.length < limit; at += 200) {
-				const page = await this.deps.repo.list(ownerType, ownerId, box, { offset: at, limit: 200 });
-				if (at === 0) newest = page[0]?.seq;
-				for (const r of page) {
-					if (!filter(this.parse(r).activity, r.published)) continue;
-					if (skipped < offset) skipped++;
-					else if (rows.length < limit) rows.push(r);
+		let prev: ActivityObject | undefined;
+		let prevAt = -1;
+		let skipped = 0;
+		scan: for (let at = 0; at < MAX_SCAN; at += SCAN_PAGE) {
+			const page = await this.deps.repo.list(ownerType, ownerId, box, { offset: at, limit: SCAN_PAGE });
+			if (at === 0) newest = page[0]?.seq;
+			for (const r of page) {
+				const a = this.parse(r).activity;
+				if (filter && !filter(a, r.published)) continue;
+				if (prev && similar(prev, a)) {
+					if (prevAt >= 0) counts[prevAt]++;
+					continue;
 				}
-				if (page.length < 200) break;
+				if (rows.length >= limit) break scan;
+				prev = a;
+				if (skipped < offset) {
+					skipped++;
+					prevAt = -1;
+					continue;
+				}
+				rows.push(r);
+				counts.push(1);
+				prevAt = rows.length - 1;
 			}
+			if (page.length < SCAN_PAGE) break;
 		}
 		// Reading one's inbox marks everything in it read (Cells stores the newest key as "lastread").
 		if (ownerType === "USER" && box === "inbox" && ownerId === user.Login && newest) await this.deps.repo.setMarker(ownerId, "lastread", newest);
-		return collection(await this.visibleItems(user, rows, req.PointOfView));
+		return collection(await this.visibleItems(user, rows, req.PointOfView, counts));
 	}
 
 	/** A user's inbox is theirs (and administrators'); outboxes are read by anyone, filtered by what they can see. */
@@ -343,8 +362,12 @@ export class Feeds {
 		return a;
 	}
 
-	private async visibleItems(user: Identity, rows: ActivityEntry[], pov: StreamRequest["PointOfView"]): Promise<ActivityObject[]> {
-		const stored = rows.map((r) => this.parse(r));
+	private async visibleItems(user: Identity, rows: ActivityEntry[], pov: StreamRequest["PointOfView"], counts: number[] = []): Promise<ActivityObject[]> {
+		const stored = rows.map((r, i) => {
+			const st = this.parse(r);
+			if ((counts[i] ?? 1) > 1) st.activity.totalItems = counts[i];
+			return st;
+		});
 		const where = await this.locate(user, stored);
 		const out: ActivityObject[] = [];
 		for (const s of stored) {

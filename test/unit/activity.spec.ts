@@ -75,6 +75,17 @@ onEveryBackend("Feeds", (h) => {
 		assert.match(inbox.items?.[0].summary ?? "", /shared \[Project\]\(workspaces:\/\/cell1\) with you/);
 	});
 
+	it("stacks a run of similar activities as its newest, with the run's length, before paging", async () => {
+		const edits = ["e1", "e2", "e3"].map((id) => change(id, "content", "team/notes.md", "erin"));
+		await feeds.recordTreeChanges([change("e0", "create", "team/notes.md", "erin")]);
+		for (const e of edits) await feeds.recordTreeChanges([e]);
+		await feeds.recordTreeChanges([change("e4", "content", "team/notes.md", "frank")]);
+		const feed = await feeds.stream(person("bob"), { Context: "NODE_ID", ContextData: "n-team/notes.md" });
+		assert.deepEqual(feed.items?.map((a) => [a.type, a.actor?.id, a.totalItems]), [["Update", "frank", undefined], ["Update", "erin", 3], ["Create", "erin", undefined]]);
+		const second = await feeds.stream(person("bob"), { Context: "NODE_ID", ContextData: "n-team/notes.md", Offset: 1, Limit: 1 });
+		assert.deepEqual(second.items?.map((a) => [a.type, a.totalItems]), [["Update", 3]]);
+	});
+
 	it("refuses subscriptions for others, to unknown events, to nodes one cannot read", async () => {
 		await assert.rejects(feeds.subscribe(person("bob"), { UserId: "alice", ObjectId: "n-team", Events: ["change"] }), /not allowed/);
 		await assert.rejects(feeds.subscribe(person("bob"), { UserId: "bob", ObjectId: "n-team", Events: ["poke"] }), /Unknown event/);
