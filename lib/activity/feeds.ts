@@ -97,14 +97,24 @@ function refKey(r: NodeRef): string {
 	return `${r.ds}\u0000${r.path}`;
 }
 
+/** A new inbox activity to tell its owner about, with its row's key. */
+type Announce = { key: string; ownerId: string; activity: ActivityObject };
+
 export class Feeds {
 	constructor(private readonly deps: FeedsDeps) {}
+
+	/** Tells about the inbox rows this batch wrote (a replica that found them written already says nothing). */
+	private announce(inbox: Announce[], written: ActivityEntry[]): void {
+		const fresh = new Set(written.map((e) => e.key));
+		const items = inbox.filter((i) => fresh.has(i.key)).map(({ ownerId, activity }) => ({ ownerId, activity }));
+		if (items.length) this.deps.posted(items);
+	}
 
 	/** Writes the activities of a batch of tree changes in one transaction. */
 	async recordTreeChanges(changes: TreeChange[]): Promise<number> {
 		const at = this.deps.now();
 		const entries: ActivityEntry[] = [];
-		const inbox: { ownerId: string; activity: ActivityObject }[] = [];
+		const inbox: Announce[] = [];
 		const deleted: string[] = [];
 		const uuidCache = new Map<string, string | null>();
 		const identities = new Map<string, Promise<Identity | null>>();
@@ -146,16 +156,14 @@ export class Feeds {
 				if (!user) continue;
 				const [seen] = await this.deps.visible(user, [{ ds: node.ds, path: node.path }]).catch(() => [undefined]);
 				if (!seen?.In.length) continue;
-				entries.push(entry("USER", s.UserId, "inbox"));
-				inbox.push({ ownerId: s.UserId, activity: this.present(stored, seen, undefined, undefined) ?? stored.activity });
+				const e = entry("USER", s.UserId, "inbox");
+				entries.push(e);
+				inbox.push({ key: e.key, ownerId: s.UserId, activity: this.present(stored, seen, undefined, undefined) ?? stored.activity });
 			}
 		}
 		const written = await this.deps.repo.post(entries);
 		for (const u of deleted) await this.deps.repo.deleteOwner("NODE", u);
-		const fresh = new Set(written.filter((e) => e.box === "inbox").map((e) => e.ownerId));
-		// Only the replica that wrote an inbox row announces it (the others found it written).
-		const announce = inbox.filter((i) => fresh.has(i.ownerId));
-		if (announce.length) this.deps.posted(announce);
+		this.announce(inbox, written);
 		return written.length;
 	}
 
@@ -166,7 +174,7 @@ export class Feeds {
 	async recordReads(reads: TreeRead[]): Promise<number> {
 		const at = this.deps.now();
 		const entries: ActivityEntry[] = [];
-		const inbox: { ownerId: string; activity: ActivityObject }[] = [];
+		const inbox: Announce[] = [];
 		const once = new Set<string>();
 		for (const r of reads) {
 			// One listing after another of the same folder by the same user, in a batch: one read.
@@ -194,14 +202,13 @@ export class Feeds {
 				if (!user) continue;
 				const [seen] = await this.deps.visible(user, [{ ds: r.node.ds, path: r.node.path }]).catch(() => [undefined]);
 				if (!seen?.In.length) continue;
-				entries.push({ key: `${r.id}|USER|${login}|inbox`, ownerType: "USER", ownerId: login, box: "inbox", seq: sequence(at), actor: r.by, published: at, body });
-				inbox.push({ ownerId: login, activity: this.present(stored, seen, undefined, undefined) ?? stored.activity });
+				const key = `${r.id}|USER|${login}|inbox`;
+				entries.push({ key, ownerType: "USER", ownerId: login, box: "inbox", seq: sequence(at), actor: r.by, published: at, body });
+				inbox.push({ key, ownerId: login, activity: this.present(stored, seen, undefined, undefined) ?? stored.activity });
 			}
 		}
 		const written = await this.deps.repo.post(entries);
-		const fresh = new Set(written.map((e) => e.ownerId));
-		const announce = inbox.filter((i) => fresh.has(i.ownerId));
-		if (announce.length) this.deps.posted(announce);
+		this.announce(inbox, written);
 		return written.length;
 	}
 
@@ -226,7 +233,7 @@ export class Feeds {
 	private async announceAccess(actor: string, roleIds: string[], workspaceId: string, roots: string[]): Promise<number> {
 		const at = this.deps.now();
 		const entries: ActivityEntry[] = [];
-		const inbox: { ownerId: string; activity: ActivityObject }[] = [];
+		const inbox: Announce[] = [];
 		for (const roleId of roleIds) {
 			const user = await this.deps.identityByUuid(roleId).catch(() => null);
 			if (!user || user.Login === actor) continue;
@@ -236,14 +243,13 @@ export class Feeds {
 			const body = JSON.stringify(stored);
 			const key = `share|${ws.UUID}|${user.Login}`;
 			const entry = (ownerType: OwnerType, ownerId: string, box: BoxName): ActivityEntry => ({ key: `${key}|${ownerType}|${ownerId}|${box}`, ownerType, ownerId, box, seq: sequence(at), actor, published: at, body });
-			entries.push(entry("USER", user.Login, "inbox"), entry("USER", actor, "outbox"));
+			const mine = entry("USER", user.Login, "inbox");
+			entries.push(mine, entry("USER", actor, "outbox"));
 			for (const root of roots) entries.push(entry("NODE", root, "outbox"));
-			inbox.push({ ownerId: user.Login, activity: stored.activity });
+			inbox.push({ key: mine.key, ownerId: user.Login, activity: stored.activity });
 		}
 		const written = await this.deps.repo.post(entries);
-		const fresh = new Set(written.filter((e) => e.box === "inbox").map((e) => e.ownerId));
-		const announce = inbox.filter((i) => fresh.has(i.ownerId));
-		if (announce.length) this.deps.posted(announce);
+		this.announce(inbox, written);
 		return written.length;
 	}
 

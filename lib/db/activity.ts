@@ -93,9 +93,12 @@ export class ActivityRepo {
 		return Number((await q.executeTakeFirst())?.n ?? 0);
 	}
 
-	/** Every box of an owner (a deleted node, a deleted user); how many rows. */
+	/** Every box of an owner (a deleted node, a deleted user), and the subscriptions to it; how many rows. */
 	async deleteOwner(ownerType: OwnerType, ownerId: string): Promise<number> {
-		return Number((await this.db.kysely.deleteFrom("activities").where("owner_type", "=", ownerType).where("owner_id", "=", ownerId).executeTakeFirst()).numDeletedRows);
+		return this.db.transaction(async (trx) => {
+			await trx.deleteFrom("activity_subscriptions").where("object_type", "=", ownerType).where("object_id", "=", ownerId).execute();
+			return Number((await trx.deleteFrom("activities").where("owner_type", "=", ownerType).where("owner_id", "=", ownerId).executeTakeFirst()).numDeletedRows);
+		});
 	}
 
 	async marker(userId: string, name: MarkerName): Promise<string | undefined> {

@@ -60,7 +60,9 @@ onEveryBackend("ActivityRepo", (h) => {
 
 	it("deletes an owner's boxes, and a user's rows, subscriptions and markers", async () => {
 		await repo.post([entry("k1|n9|outbox", "n9", 1000, { ownerType: "NODE", box: "outbox" }), entry("k2|n9|outbox", "n9", 1001, { ownerType: "NODE", box: "outbox" })]);
+		await repo.subscribe({ UserId: "carol", ObjectType: "NODE", ObjectId: "n9", Events: ["change"] });
 		assert.equal(await repo.deleteOwner("NODE", "n9"), 2);
+		assert.deepEqual(await repo.subscriptions({ objectIds: ["n9"] }), []);
 		assert.equal(await repo.count("NODE", "n9", "outbox"), 0);
 		await repo.deleteUser("bob");
 		assert.equal(await repo.count("USER", "bob", "inbox"), 0);
