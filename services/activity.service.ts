@@ -6,7 +6,9 @@
  * Consumes: `tree.read` (emitted: followers of "read" get a Read activity), `identity.changed` (an ACL given on a workspace to a user: a Share activity in their inbox), `share.changed` (a cell's members get a Share activity, once per cell), `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
  * replica — the one on the node that made the change, or every replica when that node runs none, the rows'
  * idempotency keys then keeping one copy).
- * Emits: `activity.posted` (broadcast) {items: [{ownerId, activity}]} for new inbox activities (websocket pushes).
+ * Emits: `activity.posted` (broadcast) {items: [{ownerId, activity}]} for new inbox activities (websocket pushes),
+ * `activity.subscribed` (broadcast) {UserId} after a subscription changes (gateways drop cached listings).
+ * Internal: `activity.followed` {UserId, ObjectIds} (the tree's `user_subscriptions` meta).
  * Calls: `tree.visible`, `tree.uuidsAt`, `users.byLogin`, `users.authInfo`, `workspaces.accessible`.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
@@ -54,8 +56,10 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 				ObjectId: { type: "string", optional: true, max: 255 },
 				Events: { type: "array", optional: true, items: { type: "string", max: 32 }, max: 8 },
 			},
-			handler(this: ActivityThis, ctx: Context<Partial<SubscriptionRecord>, Meta>) {
-				return this.feeds.subscribe(requireUser(ctx), ctx.params);
+			async handler(this: ActivityThis, ctx: Context<Partial<SubscriptionRecord>, Meta>) {
+				const out = await this.feeds.subscribe(requireUser(ctx), ctx.params);
+				await broadcast(this.broker, "activity.subscribed", { UserId: out.UserId });
+				return out;
 			},
 		},
 		subscriptions: {
@@ -67,6 +71,17 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			},
 			async handler(this: ActivityThis, ctx: Context<SearchSubscriptionsRequest, Meta>) {
 				return { subscriptions: await this.feeds.searchSubscriptions(requireUser(ctx), ctx.params) };
+			},
+		},
+		// Internal (tree listings: Cells' `user_subscriptions` meta).
+		followed: {
+			retryPolicy: { enabled: true },
+			params: { UserId: { type: "string", max: 255 }, ObjectIds: { type: "array", items: { type: "string", max: 255 }, max: 1000 } },
+			async handler(this: ActivityThis, ctx: Context<{ UserId: string; ObjectIds: string[] }>) {
+				const out: Record<string, string[]> = {};
+				if (!ctx.params.ObjectIds.length) return out;
+				for (const s of await this.repo.subscriptions({ objectType: "NODE", objectIds: ctx.params.ObjectIds, userIds: [ctx.params.UserId] })) out[s.ObjectId] = s.Events;
+				return out;
 			},
 		},
 		// Internal (tests, operations): writes what waits now, and prunes now.
@@ -139,8 +154,9 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 	},
 	async started(this: ActivityThis) {
 		const cfg = loadConfig();
+		this.repo = new ActivityRepo(this.db);
 		this.feeds = new Feeds({
-			repo: new ActivityRepo(this.db),
+			repo: this.repo,
 			visible: (user, nodes) => call(this.broker, "tree.visible", { Nodes: nodes }, { meta: { user } }),
 			uuidsAt: (ds, paths) => call(this.broker, "tree.uuidsAt", { ds, paths }),
 			identityOf: (login) => this.identityOf(login),
@@ -177,6 +193,7 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 
 interface ActivityVars {
 	db: Db;
+	repo: ActivityRepo;
 	feeds: Feeds;
 	batcher: Batcher<TreeChange>;
 	reads: Batcher<TreeRead>;

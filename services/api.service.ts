@@ -160,6 +160,10 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		"activity.posted"(this: GatewayThis, ctx: Context<ActivityPosted>) {
 			this.sockets.activityPosted(ctx.params.items);
 		},
+		// Listings show what the caller follows (`user_subscriptions`).
+		"activity.subscribed"(this: GatewayThis) {
+			this.responses.clear();
+		},
 		// Listings with Versions:true show kept versions: pruned ones must not linger in cached answers.
 		"versions.changed"(this: GatewayThis) {
 			this.responses.clear();

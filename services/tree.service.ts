@@ -21,7 +21,7 @@ import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
 import { presentNode } from "../lib/tree/present";
 import { splitPath } from "../lib/tree/paths";
-import { checkUserWritable, type NodeDoc } from "../lib/tree/model";
+import { checkUserWritable, type NodeDoc, type TreeNode } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
 import { DataStoresMixin } from "../mixins/datastores.mixin";
 import { deleteObject, listWorkspaceObjects } from "../lib/tree/objects";
@@ -59,6 +59,7 @@ const TreeService: ServiceSchema = {
 				const user = requireUser(ctx);
 				const node = await this.reader.stat(ctx.params.Node, user);
 				if (!node) throw new NotFoundError(`${ctx.params.Node} not found`, "node.notfound");
+				await this.withSubscriptions(user, [node]);
 				return { Node: node };
 			},
 		},
@@ -72,6 +73,7 @@ const TreeService: ServiceSchema = {
 				const user = requireUser(ctx);
 				const out = await this.reader.bulk(user, ctx.params);
 				this.announceReads(user, ctx.params.NodePaths ?? []);
+				await this.withSubscriptions(user, (out as { Nodes?: TreeNode[] }).Nodes ?? []);
 				return out;
 			},
 		},
@@ -425,6 +427,16 @@ const TreeService: ServiceSchema = {
 				if (!n.Path) throw new BadRequestError("Every node needs a Path");
 				return n.Path;
 			});
+		},
+		/** Cells' `user_subscriptions` meta: the events the caller follows on each node (activity service). */
+		async withSubscriptions(user: Identity, nodes: TreeNode[]): Promise<void> {
+			const uuids = nodes.map((n) => n.Uuid).filter((u): u is string => !!u);
+			if (!uuids.length || !(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("activity")) return;
+			const followed = await call(this.broker, "activity.followed", { UserId: user.Login, ObjectIds: uuids.slice(0, 1000) }).catch(() => ({}) as Record<string, string[]>);
+			for (const n of nodes) {
+				const events = n.Uuid ? followed[n.Uuid] : undefined;
+				if (events?.length) n.MetaStore = { ...(n.MetaStore ?? {}), user_subscriptions: JSON.stringify(events.join(",")) };
+			}
 		},
 		/** `tree.read` for the folders a listing opened (`<folder>/*`): their followers may want to know (activity). */
 		announceReads(user: Identity, paths: string[]): void {

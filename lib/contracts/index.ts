@@ -16,7 +16,7 @@ import type { RolesActions } from "./roles";
 import type { WorkspacesActions } from "./workspaces";
 import type { EncryptionActions, EncryptionEvents } from "./encryption";
 import type { SelectionsActions } from "./selections";
-import type { ActivityEvents } from "./activity";
+import type { ActivityActions, ActivityEvents } from "./activity";
 
 export type * from "./tree";
 export type * from "./users";
@@ -32,7 +32,7 @@ export type * from "./encryption";
 export type * from "./auth";
 export type * from "./activity";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, ActivityActions {}
 export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, ActivityEvents {}
 
 export type ActionName = keyof Actions;

@@ -43,6 +43,12 @@ describe("HTTP: activity feeds", function () {
 		assert.deepEqual(sub.body, { UserId: "bob", ObjectId: folder, Events: ["change"] });
 		const list = await node.api("POST", "/a/activity/subscriptions", { ObjectIds: [folder] }, bob);
 		assert.deepEqual(list.body, { subscriptions: [{ UserId: "bob", ObjectId: folder, Events: ["change"] }] });
+		// The folder shows what its reader follows (Cells' user_subscriptions meta), in a stat and in a listing.
+		const stat = await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/team")}`, undefined, bob);
+		assert.equal(stat.body.Node.MetaStore.user_subscriptions, '"change"');
+		const listed = await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/*"] }, bob);
+		assert.equal(listed.body.Nodes.find((n: { Path: string }) => n.Path === "common-files/team").MetaStore.user_subscriptions, '"change"');
+		assert.equal((await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/team")}`, undefined, alice)).body.Node.MetaStore.user_subscriptions, undefined);
 		// Someone else's subscriptions are not listed to bob, nor can he subscribe for alice.
 		assert.deepEqual((await node.api("POST", "/a/activity/subscriptions", { UserIds: ["alice"], ObjectIds: [folder] }, alice)).body, {});
 		assert.equal((await node.api("POST", "/a/activity/subscribe", { UserId: "alice", ObjectId: folder, Events: ["change"] }, bob)).status, 403);
@@ -130,7 +136,10 @@ describe("HTTP: activity feeds", function () {
 	});
 
 	it("tells a follower of \"read\" when someone lists the folder", async () => {
+		// bob's stat was cached by the gateway: the new subscription shows at once all the same.
+		assert.equal((await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/team")}`, undefined, bob)).body.Node.MetaStore.user_subscriptions, '"change"');
 		assert.equal((await node.api("POST", "/a/activity/subscribe", { UserId: "bob", ObjectId: folder, Events: ["read", "change"] }, bob)).status, 200);
+		assert.equal((await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/team")}`, undefined, bob)).body.Node.MetaStore.user_subscriptions, '"read,change"');
 		assert.equal((await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/team/*"] }, alice)).status, 200);
 		await flush();
 		const inbox = await stream({ Context: "USER_ID", ContextData: "bob", BoxName: "inbox", Limit: 1 }, bob);

@@ -29,6 +29,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"tree.copyObject": true,
 	"tree.visible": true,
 	"tree.uuidsAt": true,
+	"activity.followed": true,
 	"users.authInfo": true,
 	"users.checkPassword": true,
 	"users.byLogin": true,
