@@ -60,6 +60,10 @@ export interface CellarConfig {
 	binaryMaxSize: number;
 	/** Where POST /update asks for newer versions (Cells' update-server protocol); unset: no update source. */
 	updateUrl?: string;
+	/** Days an activity stays in the feeds. */
+	activityRetentionDays: number;
+	/** Activities kept per feed (a node's, a user's inbox or outbox), the newest. */
+	activityMaxPerFeed: number;
 }
 
 /**
@@ -72,6 +76,7 @@ export const VARIABLES = [
 	"IP_BAN_WINDOW", "IP_BAN_DURATION", "BODY_LIMIT", "BODY_TIMEOUT", "IDLE_TIMEOUT", "TRUSTED_PROXIES", "REQUEST_TIMEOUT", "HEARTBEAT_INTERVAL",
 	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "SMTP_URL", "MAIL_RETRY_DELAY", "MAIL_MAX_ATTEMPTS", "PUBLIC_URL", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
 	"BINARY_MAX_SIZE", "UPDATE_URL",
+	"ACTIVITY_RETENTION_DAYS", "ACTIVITY_MAX_PER_FEED",
 ] as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -182,6 +187,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 		idleTimeout: num("IDLE_TIMEOUT", 60, { min: 1 }),
 		binaryMaxSize: num("BINARY_MAX_SIZE", 5 * 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
 		updateUrl,
+		activityRetentionDays: num("ACTIVITY_RETENTION_DAYS", 90, { min: 1 }),
+		activityMaxPerFeed: num("ACTIVITY_MAX_PER_FEED", 1000, { min: 1 }),
 	};
 	if (problems.length) throw new ConfigError(problems);
 	return config;

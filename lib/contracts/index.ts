@@ -23,6 +23,7 @@ import type { UserMetaActions, UserMetaEvents } from "./usermeta";
 import type { GraphActions } from "./graph";
 import type { MailerActions, MailerEvents } from "./mailer";
 import type { MfaActions } from "./mfa";
+import type { ActivityActions, ActivityEvents } from "./activity";
 
 export type * from "./tree";
 export type * from "./users";
@@ -43,9 +44,10 @@ export type * from "./jobs";
 export type * from "./audit";
 export type * from "./mailer";
 export type * from "./mfa";
+export type * from "./activity";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

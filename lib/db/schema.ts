@@ -358,6 +358,42 @@ export interface UserTotpTable {
 	blocked_until: number;
 }
 
+/** One activity in one owner's box (migration 0006). */
+export interface ActivitiesTable {
+	/** Idempotency key: the same activity posted twice to the same box is one row. */
+	key: string;
+	/** NODE | USER */
+	owner_type: string;
+	owner_id: string;
+	/** inbox | outbox */
+	box: string;
+	/** Orders a box: ms time zero-padded, then a unique suffix. */
+	seq: string;
+	/** Login of the actor. */
+	actor: string;
+	/** ms */
+	published: number;
+	/** JSON of the activity (lib/activity/model StoredActivity). */
+	body: string;
+}
+
+export interface ActivitySubscriptionsTable {
+	/** NODE | USER */
+	object_type: string;
+	object_id: string;
+	/** Login of the subscriber. */
+	user_id: string;
+	/** JSON array of event names (read, change). */
+	events: string;
+}
+
+export interface ActivityMarkersTable {
+	user_id: string;
+	/** lastread | lastsent */
+	box: string;
+	seq: string;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -387,6 +423,9 @@ export interface Database {
 	user_meta_tags: UserMetaTagsTable;
 	frontend_binaries: FrontendBinariesTable;
 	user_totp: UserTotpTable;
+	activities: ActivitiesTable;
+	activity_subscriptions: ActivitySubscriptionsTable;
+	activity_markers: ActivityMarkersTable;
 }
 
 export type TableName = keyof Database;

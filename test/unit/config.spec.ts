@@ -59,6 +59,7 @@ describe("configuration", () => {
 			IDLE_TIMEOUT: "idleTimeout", REQUEST_TIMEOUT: "requestTimeout", HEARTBEAT_INTERVAL: "heartbeatInterval", HEARTBEAT_TIMEOUT: "heartbeatTimeout",
 			SCRYPT_N: "scryptN", METRICS: "metrics", MAIL_FROM: "mailFrom", MAIL_RETRY_DELAY: "mailRetryDelay", MAIL_MAX_ATTEMPTS: "mailMaxAttempts", CELLAR_DEFAULT_DS_STRUCT: "defaultDsStructured",
 			BINARY_MAX_SIZE: "binaryMaxSize",
+			ACTIVITY_RETENTION_DAYS: "activityRetentionDays", ACTIVITY_MAX_PER_FEED: "activityMaxPerFeed",
 		};
 		for (const [name, field] of Object.entries(key) as [string, keyof CellarConfig][]) {
 			assert.equal(rows.get(name), `\`${String(defaults[field])}\``, name);

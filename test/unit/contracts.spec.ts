@@ -33,6 +33,9 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"user-meta.nodesMatching": true,
 	"user-meta.bookmarkedUuids": true,
 	"graph.recommend": true,
+	"tree.visible": true,
+	"tree.uuidsAt": true,
+	"activity.followed": true,
 	"users.authInfo": true,
 	"users.checkPassword": true,
 	"users.byLogin": true,
@@ -96,6 +99,9 @@ const CONTRACT_EVENTS: Record<EventName, true> = {
 	"audit.log": true,
 	"usermeta.changed": true,
 	"mailer.queued": true,
+	"activity.posted": true,
+	"activity.subscribed": true,
+	"tree.read": true,
 };
 
 /** Every event a schema subscribes to, its mixins' included (Moleculer's own `$…` events left out). */
