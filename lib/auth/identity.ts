@@ -26,6 +26,8 @@ export interface Meta {
 	userAgent?: string;
 	/** Raw Cookie header: only the session endpoint reads it (the refresh token lives in a cookie). */
 	cookie?: string;
+	/** X-Pydio-Minisite: the public link hash whose page makes the request (its hidden user logs in only there). */
+	minisite?: string;
 	$statusCode?: number;
 	$responseType?: string;
 	$responseHeaders?: Record<string, string>;
