@@ -137,7 +137,7 @@ const AuthService: ServiceSchema = {
 			if (user.Locked) throw new UnauthorizedError("User is locked - Please contact your admin", "user.context");
 			// A link's visitor keeps access only while the link is usable (not expired, deleted or not yet started).
 			if (user.Hidden) await call(ctx, "share.linkAccess", { login: user.Login, op: "visit" });
-			return { Uuid: user.Uuid, Login: user.Login, Profile: user.Profile, GroupPath: user.GroupPath, Roles: user.Roles, ...base };
+			return { Uuid: user.Uuid, Login: user.Login, Profile: user.Profile, GroupPath: user.GroupPath, Roles: user.Roles, ...(user.Hidden ? { Hidden: true } : {}), ...base };
 		},
 	},
 };

@@ -251,7 +251,7 @@ const TreeService: ServiceSchema = {
 				} catch (err) {
 					// An administrator's audit names nodes they do not reach through a workspace: in datasource paths.
 					if (!ctx.params.Any || !isAdmin(user) || (err as { code?: number }).code !== 404) throw err;
-					return { Uuid: doc._id, ds: doc.ds, path: doc.path, Type: doc.type, name: doc.name, writable: false, Node: presentAdminNode(doc), AppearsIn: [] };
+					return { Uuid: doc._id, ds: doc.ds, path: doc.path, Type: doc.type, name: doc.name, readable: false, writable: false, Node: presentAdminNode(doc), AppearsIn: [] };
 				}
 			},
 		},
@@ -271,7 +271,7 @@ const TreeService: ServiceSchema = {
 					const doc: NodeDoc = await this.ops.index.setMeta(created._id, { CellNode: "true" });
 					this.broadcastChange("create", doc);
 					// Under the cells virtual node, which no workspace shows: the cell itself will.
-					return { Uuid: doc._id, ds: doc.ds, path: doc.path, Type: doc.type, name: doc.name, writable: true, Node: presentAdminNode(doc), AppearsIn: [] };
+					return { Uuid: doc._id, ds: doc.ds, path: doc.path, Type: doc.type, name: doc.name, readable: true, writable: true, Node: presentAdminNode(doc), AppearsIn: [] };
 				}
 			},
 		},
@@ -397,11 +397,12 @@ const TreeService: ServiceSchema = {
 		/** A node as the share service needs it: where the caller reaches it, and with which rights. */
 		async shareNode(doc: NodeDoc, user: Identity) {
 			const places: { loc: Location; userPath: string }[] = await this.resolver.locate(doc.ds, doc.path, user);
-			const readable = places.filter((p) => p.loc.read);
-			if (!readable.length) throw new NotFoundError(`Node ${doc._id} not found`, "node.notfound");
-			const first = readable[0];
-			const AppearsIn = readable.map((p) => ({ WsUuid: p.loc.ws.UUID, WsLabel: p.loc.ws.Label, WsSlug: p.loc.ws.Slug, WsScope: p.loc.ws.Scope, Path: p.userPath }));
-			return { Uuid: doc._id, ds: doc.ds, path: doc.path, Type: doc.type, name: doc.name, writable: readable.some((p) => p.loc.write), Node: presentNode(doc, first.loc), AppearsIn };
+			// Write-only places count (an upload link's visitor finds its folder); `readable` says whether any reads.
+			const reached = places.filter((p) => p.loc.read || p.loc.write);
+			if (!reached.length) throw new NotFoundError(`Node ${doc._id} not found`, "node.notfound");
+			const first = reached.find((p) => p.loc.read) ?? reached[0];
+			const AppearsIn = reached.map((p) => ({ WsUuid: p.loc.ws.UUID, WsLabel: p.loc.ws.Label, WsSlug: p.loc.ws.Slug, WsScope: p.loc.ws.Scope, Path: p.userPath }));
+			return { Uuid: doc._id, ds: doc.ds, path: doc.path, Type: doc.type, name: doc.name, readable: reached.some((p) => p.loc.read), writable: reached.some((p) => p.loc.write), Node: presentNode(doc, first.loc), AppearsIn };
 		},
 		/** Staging leftovers of every datasource; with `orphans`, also unreferenced objects of the tree's flat ones. */
 		async sweepAll(maxAgeMs: number, orphans = false): Promise<number> {

@@ -17,6 +17,8 @@ export interface Identity {
 	ImpersonatedBy?: string;
 	/** Unix seconds after which the credential is no longer valid. */
 	ExpiresAt: number;
+	/** A public link's hidden user: it reaches only its link's workspace. */
+	Hidden?: boolean;
 }
 
 export interface Meta {

@@ -46,6 +46,8 @@ export interface ShareNode {
 	path: string;
 	Type: NodeType;
 	name: string;
+	/** Whether the caller may read it (some places are write-only: an upload link's folder). */
+	readable: boolean;
 	/** False when the caller may not write there (node_readonly). */
 	writable: boolean;
 	/** The node as the caller sees it (user path), and where it appears: every workspace of theirs holding it. */

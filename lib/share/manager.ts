@@ -161,6 +161,13 @@ export class ShareManager {
 		}
 	}
 
+	/** A node the caller may read: only what one reads can be shared. */
+	private async readableNode(user: Identity, ref: NodeIn): Promise<ShareNode> {
+		const n = await this.deps.node(user, ref);
+		if (!n.readable) throw new ForbiddenError("You can only share what you can read", "node.not.readable");
+		return n;
+	}
+
 	private async rootNodes(user: Identity, roots: string[]): Promise<SharedNode[]> {
 		const out: SharedNode[] = [];
 		for (const r of roots) {
@@ -192,7 +199,7 @@ export class ShareManager {
 		const roots: ShareNode[] = [];
 		for (const r of asked) {
 			if (!r || (!r.Uuid && !r.Path)) throw new BadRequestError("Every root node needs a Uuid or a Path");
-			const n = await this.deps.node(user, r.Uuid ? { Uuid: r.Uuid } : { Path: r.Path });
+			const n = await this.readableNode(user, r.Uuid ? { Uuid: r.Uuid } : { Path: r.Path });
 			if (!roots.some((x) => x.Uuid === n.Uuid)) roots.push(n);
 		}
 		let createdRoot: ShareNode | undefined;
@@ -320,7 +327,7 @@ export class ShareManager {
 		const roots: ShareNode[] = [];
 		for (const r of link.RootNodes ?? []) {
 			if (!r?.Uuid) throw new BadRequestError("Every root node needs a Uuid");
-			const n = await this.deps.node(user, { Uuid: r.Uuid });
+			const n = await this.readableNode(user, { Uuid: r.Uuid });
 			if (!roots.some((x) => x.Uuid === n.Uuid)) roots.push(n);
 		}
 		if (roots.length > MAX_ROOTS) throw new BadRequestError(`A link has at most ${MAX_ROOTS} roots`);
@@ -330,7 +337,9 @@ export class ShareManager {
 			if (r.Type === "LEAF" && !settings.ENABLE_FILE_PUBLIC_LINK) throw new ForbiddenError("You are not allowed to create public links on files", "file.public-link.forbidden");
 			if (r.Type === "COLLECTION" && !settings.ENABLE_FOLDER_PUBLIC_LINK) throw new ForbiddenError("You are not allowed to create public links on folders", "folder.public-link.forbidden");
 		}
-		const perms = checkPermissions(link.Permissions ?? (existing ? undefined : ["Preview", "Download"]));
+		// Not sent on an update: the link keeps the permissions it has.
+		const held = record ? byRole(current).get(record.userUuid) ?? new Set<string>() : undefined;
+		const perms = checkPermissions(link.Permissions ?? (held && record ? actionsToPermissions(held.has("read"), held.has("write"), "", !!record.extra.DownloadDisabled) : ["Preview", "Download"]));
 		if (perms.includes("Upload") && roots.some((r) => !r.writable)) throw new ForbiddenError("One of the roots is read-only: the link cannot allow uploads", "node.readonly");
 		if (perms.includes("Upload") && roots.some((r) => r.Type === "LEAF")) throw new BadRequestError("Uploads need a folder: a link on a file cannot allow them");
 

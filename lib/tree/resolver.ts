@@ -101,11 +101,13 @@ export class Resolver {
 	}
 
 	async workspacesOf(user: Identity): Promise<AccessibleWorkspace[]> {
-		const key = user.Roles.join(",");
+		const key = (user.Hidden ? "hidden|" : "") + user.Roles.join(",");
 		const hit = this.workspaces.get(key);
 		if (hit) return hit;
 		const generation = this.workspaces.generation;
-		const list = await this.deps.accessible(user);
+		const all = await this.deps.accessible(user);
+		// A public link's visitor reaches its link and nothing else (no personal folder, no common workspaces).
+		const list = user.Hidden ? all.filter((w) => w.Scope === "LINK") : all;
 		this.workspaces.set(key, list, Infinity, Date.now(), generation);
 		return list;
 	}
