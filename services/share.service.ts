@@ -180,6 +180,9 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				},
 				node: (user, ref) => call(ctx, "tree.shareNode", ref, asUser(user)),
 				createCellRoot: (user, label) => call(ctx, "tree.createCellRoot", { Label: label }, asUser(user)),
+				removeCellRoot: async (uuid) => {
+					await call(ctx, "tree.removeCellRoot", { Uuid: uuid });
+				},
 				setNodeMeta: async (uuid, key, value) => {
 					await call(ctx, "tree.setNodeMeta", { Uuid: uuid, Key: key, Value: value });
 				},

@@ -275,6 +275,19 @@ const TreeService: ServiceSchema = {
 				}
 			},
 		},
+		// A cell's own folder (CreateEmptyRoot), removed with the cell unless another share still roots on it.
+		removeCellRoot: {
+			params: { Uuid: { type: "string", max: 255 } },
+			async handler(ctx: Context<{ Uuid: string }, Meta>) {
+				const doc: NodeDoc | null = await this.ops.index.byUuid(ctx.params.Uuid);
+				if (!doc || doc.meta.CellNode !== "true" || doc.path === "") return { Removed: 0 };
+				const still = await ctx.call<unknown[], { NodeIDs: string[]; Actions: string[] }>("acl.find", { NodeIDs: [doc._id], Actions: ["workspace-path"] });
+				if (still.length) return { Removed: 0 };
+				const removed: number = await this.ops.removePermanently(doc.ds, doc.path, ctx.meta.user?.Uuid);
+				this.broadcastChange("delete", doc);
+				return { Removed: removed };
+			},
+		},
 		setNodeMeta: {
 			params: { Uuid: { type: "string", max: 255 }, Key: { type: "string", max: 255 }, Value: { type: "string", nullable: true, max: 1 << 20 } },
 			async handler(ctx: Context<{ Uuid: string; Key: string; Value: string | null }, Meta>) {

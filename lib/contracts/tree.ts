@@ -80,6 +80,8 @@ export interface TreeActions {
 	"tree.shareNode": { params: NodeRef & { Any?: boolean }; result: ShareNode };
 	/** A new folder `<label>` (or `<label>-1`…) under the caller's `cells` virtual node, flagged CellNode. */
 	"tree.createCellRoot": { params: { Label: string }; result: ShareNode };
+	/** Deletes a cell's own folder (flagged CellNode) once no share roots on it any more. */
+	"tree.removeCellRoot": { params: { Uuid: string }; result: { Removed: number } };
 	/** Sets (or removes, when null) a metadata key of a node by uuid: the share service's `workspaces_shares`. */
 	"tree.setNodeMeta": { params: { Uuid: string; Key: string; Value: string | null }; result: { Updated: boolean } };
 }

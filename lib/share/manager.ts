@@ -54,6 +54,8 @@ export interface ShareDeps {
 	/** A node read with `user`'s rights (404 when they cannot read it). */
 	node(user: Identity, ref: NodeIn): Promise<ShareNode>;
 	createCellRoot(user: Identity, label: string): Promise<ShareNode>;
+	/** Deletes a folder made for a cell (CreateEmptyRoot) once nothing roots on it. */
+	removeCellRoot(uuid: string): Promise<void>;
 	setNodeMeta(uuid: string, key: string, value: string | null): Promise<void>;
 	roles(uuids: string[]): Promise<Role[]>;
 	userByUuid(uuid: string): Promise<PublicUser | null>;
@@ -273,6 +275,8 @@ export class ShareManager {
 		const acls = await this.deps.acl.find({ WorkspaceIDs: [doc.UUID] });
 		await this.deps.workspaces.delete(doc.UUID);
 		await this.deps.acl.deleteWhere({ WorkspaceID: doc.UUID });
+		// The folder made for the cell goes with it (Cells deletes it in a background job).
+		for (const a of acls) if (a.Action?.Name === "recycle_root" && a.NodeID) await this.deps.removeCellRoot(a.NodeID);
 		await this.refreshNodeMeta(rootsOf(acls));
 		await this.deps.changed({ Uuid: doc.UUID, Scope: "ROOM", Action: "delete", OwnerUuid: ownerOf(doc.Policies), Members: [...byRole(acls).keys()], Roots: rootsOf(acls) });
 		return { Success: true };

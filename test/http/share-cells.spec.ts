@@ -155,10 +155,15 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		assert.equal((await io("PUT", "team-room/loose.txt", bob, "x")).status, 404);
 		const del = await node.api("DELETE", `/a/share/cell/${r.body.Uuid}`, undefined, bob);
 		assert.equal(del.status, 403);
+		const cellsFolder = async () => ((await node.api("POST", "/a/tree/admin/list", { Node: { Path: "cellsdata/alice" } }, admin)).body.Children ?? []).map((n: { Path: string }) => n.Path);
+		assert.deepEqual(await cellsFolder(), ["cellsdata/alice/Team room"]);
 		const ok = await node.api("DELETE", `/a/share/cell/${r.body.Uuid}`, undefined, alice);
 		assert.equal(ok.status, 200, ok.text);
 		assert.equal(ok.body.Success, true);
 		assert.equal((await list("team-room", bob)).status, 404);
+		// The folder made for the cell went with it; alice's own folder stays, no longer marked shared.
+		assert.deepEqual(await cellsFolder(), []);
+		assert.equal((await stat("personal-files/docs", alice)).body.Node.MetaStore.workspaces_shares, undefined);
 	});
 
 	it("hostile inputs are clear 4xx", async () => {

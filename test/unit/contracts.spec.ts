@@ -30,6 +30,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"tree.shareNode": true,
 	"tree.createCellRoot": true,
 	"tree.setNodeMeta": true,
+	"tree.removeCellRoot": true,
 	"users.byUuid": true,
 	"users.createHidden": true,
 	"users.deleteHidden": true,
