@@ -58,6 +58,8 @@ export class Resolver {
 	private workspaces = new TtlCache<AccessibleWorkspace[]>(5000, 5000);
 	private roots = new TtlCache<{ ds: string; path: string }>(60_000, 20_000);
 	private acls = new TtlCache<ACL[]>(5000, 5000);
+	/** Single roots known to be folders (the common case): no lookup per resolve to tell. */
+	private folderRoots = new TtlCache<true>(60_000, 20_000);
 
 	constructor(private readonly deps: ResolverDeps) {}
 
@@ -65,6 +67,7 @@ export class Resolver {
 		this.workspaces.clear();
 		this.roots.clear();
 		this.acls.clear();
+		this.folderRoots.clear();
 	}
 
 	private async nodeAclsOf(user: Identity): Promise<ACL[]> {
@@ -159,7 +162,9 @@ export class Resolver {
 		if (ids.length <= 1) {
 			const id = ids[0];
 			if (!id || id.startsWith("DATASOURCE:") || id === "my-files" || id === "cells") return null;
+			if (this.folderRoots.get(id)) return null;
 			const n = await this.deps.nodeByUuid(id);
+			if (n?.type === "COLLECTION") this.folderRoots.set(id, true);
 			if (!n || n.type !== "LEAF") return null;
 		}
 		const out: RootEntry[] = [];
