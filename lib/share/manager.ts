@@ -188,6 +188,7 @@ export class ShareManager {
 
 	async putCell(user: Identity, room: CellIn | undefined, createEmptyRoot: boolean): Promise<CellOut> {
 		if (!room || typeof room !== "object") throw new BadRequestError("Room is required");
+		if (user.Hidden) throw new ForbiddenError("A public link's visitor cannot share", "cell.forbidden");
 		const existing = room.Uuid ? await this.share(room.Uuid, "ROOM") : null;
 		if (existing && !hasPolicy(existing.Policies, user, "WRITE")) throw new ForbiddenError("You are not allowed to edit this cell", "cell.forbidden");
 		const label = checkText("Label", room.Label ?? existing?.Label, MAX_LABEL).trim();
@@ -316,7 +317,7 @@ export class ShareManager {
 	async putLink(user: Identity, body: PutLinkIn): Promise<ShareLinkOut> {
 		const link = body.ShareLink;
 		if (!link || typeof link !== "object") throw new BadRequestError("ShareLink is required");
-		if (user.Profile === "shared" && (await this.deps.links.byUserLogin(user.Login))) throw new ForbiddenError("A public link's visitor cannot create links", "link.forbidden");
+		if (user.Hidden) throw new ForbiddenError("A public link's visitor cannot create links", "link.forbidden");
 		const existing = link.Uuid ? await this.share(link.Uuid, "LINK") : null;
 		const record = existing ? await this.deps.links.byWorkspace(existing.UUID) : null;
 		if (existing && !record) throw new NotFoundError(`Link ${link.Uuid} not found`, "link.notfound");

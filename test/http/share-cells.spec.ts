@@ -166,6 +166,21 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		assert.equal((await stat("personal-files/docs", alice)).body.Node.MetaStore.workspaces_shares, undefined);
 	});
 
+	it("a cell shared with a group reaches its members, and says it is a group", async () => {
+		const g = await node.api("PUT", "/a/user/%2Fdesigners", { IsGroup: true, GroupLabel: "designers", GroupPath: "/" }, admin);
+		assert.equal(g.status, 200, g.text);
+		const dave = await node.api("PUT", "/a/user/dave", { Password: "dave-Pass-12345", GroupPath: "/designers", Attributes: { profile: "standard" } }, admin);
+		assert.equal(dave.status, 200, dave.text);
+		assert.equal((await io("PUT", "personal-files/mockups/m.txt", alice, "mock")).status, 200);
+		const folder = (await stat("personal-files/mockups", alice)).body.Node.Uuid;
+		const r = await node.api("PUT", "/a/share/cell", { Room: { Label: "Mockups", RootNodes: [{ Uuid: folder }], ACLs: { [g.body.Uuid]: { RoleId: g.body.Uuid, Actions: [{ Name: "read" }] } } } }, alice);
+		assert.equal(r.status, 200, r.text);
+		assert.equal(r.body.ACLs[g.body.Uuid].Group.GroupLabel, "designers");
+		const daveToken = await node.login("dave", "dave-Pass-12345");
+		assert.equal(await (await io("GET", "mockups/m.txt", daveToken)).text(), "mock");
+		assert.equal((await io("PUT", "mockups/n.txt", daveToken, "no")).status, 403);
+	});
+
 	it("hostile inputs are clear 4xx", async () => {
 		const cases: [unknown, number][] = [
 			[{ Room: { Label: "x", RootNodes: [] } }, 400],

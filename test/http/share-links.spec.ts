@@ -115,7 +115,12 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 		const again = await visit(pub.UserLogin, "board-secret-1", pub.LinkHash);
 		assert.equal(again.status, 401);
 		assert.match(again.text, /maximum number of downloads/);
-		// The visitor cannot reach alice's other files nor create links.
+		// The visitor's front end shows the link's workspace and nothing else.
+		const state = await node.api("GET", "/a/frontend/state", undefined, visitor);
+		assert.match(state.text, /Report/);
+		assert.doesNotMatch(state.text, /personal-files|common-files/);
+		// The visitor cannot reach alice's other files nor share anything.
+		assert.equal((await node.api("PUT", "/a/share/cell", { Room: { Label: "x", RootNodes: [{ Path: `${root}/report.txt` }] } }, visitor)).status, 403);
 		assert.equal((await list("personal-files", visitor)).status, 404);
 		assert.equal((await node.api("PUT", "/a/share/link", { ShareLink: { Label: "x", RootNodes: [{ Uuid: "x" }] } }, visitor)).status, 403);
 	});
