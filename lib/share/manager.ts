@@ -29,6 +29,7 @@ import {
 	STATUS_MESSAGES,
 	withMemberReads,
 	SETTING_PREFIX,
+	type CellAclIn,
 	type CellIn,
 	type CellOut,
 	type NodeIn,
@@ -221,8 +222,11 @@ export class ShareManager {
 			if (r.Type === "COLLECTION" && !settings.ENABLE_FOLDER_INTERNAL_SHARING) throw new ForbiddenError("You are not allowed to share folders with other users", "folder.share-internal.forbidden");
 		}
 
-		// Members: each ACL entry names a role (a user's own role, a group's, or a role) and read/write.
-		const entries = Object.entries(room.ACLs ?? {});
+		// Members: each ACL entry names a role (a user's own role, a group's, or a role) and read/write. An update
+		// without ACLs keeps the members the cell has (an empty map is what removes them all).
+		const entries: [string, CellAclIn][] = room.ACLs
+			? Object.entries(room.ACLs)
+			: [...byRole(current)].map(([role, acts]) => [role, { RoleId: role, Actions: [...acts].map((Name) => ({ Name })) }]);
 		if (entries.length > MAX_MEMBERS) throw new BadRequestError(`A cell has at most ${MAX_MEMBERS} members`);
 		const members = new Map<string, Set<"read" | "write">>();
 		for (const [key, e] of entries) {

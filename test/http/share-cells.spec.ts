@@ -101,6 +101,11 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		const refused = await io("PUT", "project-x/again.txt", bob, "no");
 		assert.equal(refused.status, 403);
 		assert.equal((await list("project-x", carol)).status, 200);
+		// An update without ACLs (a new description) keeps the members.
+		const d = await node.api("PUT", "/a/share/cell", { Room: { Uuid: cellUuid, Label: "Project X", Description: "renamed" } }, alice);
+		assert.equal(d.status, 200, d.text);
+		assert.equal(d.body.Description, "renamed");
+		assert.deepEqual(Object.keys(d.body.ACLs).sort(), Object.keys(r.body.ACLs).sort());
 	});
 
 	it("removing bob from the cell cuts his access at once", async () => {
