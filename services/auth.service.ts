@@ -22,8 +22,17 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 	return undefined;
 }
 
-function sessionCookie(value: string, maxAge: number): string {
-	return `${COOKIE}=${encodeURIComponent(value)}; Path=/a/frontend/session; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAge))}`;
+/**
+ * The session cookie's name: `pydio`, or `pydio-<hash>` for a public link's page (X-Pydio-Minisite), as Cells names
+ * it, so that visiting a link in a browser does not replace the session of the user logged in there.
+ */
+function cookieName(meta: Meta): string {
+	const hash = meta.minisite?.replace(/[^A-Za-z0-9_-]/g, "").slice(0, 128);
+	return hash ? `${COOKIE}-${hash}` : COOKIE;
+}
+
+function sessionCookie(name: string, value: string, maxAge: number): string {
+	return `${name}=${encodeURIComponent(value)}; Path=/a/frontend/session; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAge))}`;
 }
 
 const AuthService: ServiceSchema = {
@@ -41,7 +50,7 @@ const AuthService: ServiceSchema = {
 				const info = ctx.params.AuthInfo ?? {};
 				const type = ctx.params.Logout ? "logout" : info.type;
 				if (type === "credentials") return this.loginWithPassword(ctx, info.login, info.password);
-				if (type === "refresh") return this.refresh(ctx, info.refresh_token || cookieValue(ctx.meta.cookie, COOKIE));
+				if (type === "refresh") return this.refresh(ctx, info.refresh_token || cookieValue(ctx.meta.cookie, cookieName(ctx.meta)));
 				if (type === "logout") return this.logout(ctx);
 				throw new BadRequestError(`AuthInfo.type must be credentials, refresh or logout${type ? ` (got "${type}")` : ""}`);
 			},
@@ -88,18 +97,18 @@ const AuthService: ServiceSchema = {
 		},
 		async logout(ctx: Context<unknown, Meta>) {
 			const sessionId = ctx.meta.user?.SessionId;
-			const refresh = cookieValue(ctx.meta.cookie, COOKIE);
+			const refresh = cookieValue(ctx.meta.cookie, cookieName(ctx.meta));
 			if (sessionId) await call(ctx, "tokens.deleteSession", { sessionId });
 			// Without an access token the cookie must hold the session's current secret, not merely name it.
 			else if (refresh) await call(ctx, "tokens.endSessionWithRefresh", { refreshToken: refresh });
-			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie("", 0) };
+			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie(cookieName(ctx.meta), "", 0) };
 			return {};
 		},
 		grant(ctx: Context<unknown, Meta>, user: AuthInfo, session: NewSession) {
 			const cfg = loadConfig();
 			const access = signAccess({ sub: user.Uuid, name: user.Login, sid: session.sessionId }, cfg.accessTokenTtl);
 			const idToken = signId({ sub: user.Uuid, name: user.Login, profile: user.Profile }, cfg.accessTokenTtl);
-			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie(session.refreshToken, session.refreshExpiresAt - Date.now() / 1000) };
+			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie(cookieName(ctx.meta), session.refreshToken, session.refreshExpiresAt - Date.now() / 1000) };
 			return {
 				JWT: access.token,
 				ExpireTime: access.exp,

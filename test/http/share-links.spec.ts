@@ -87,6 +87,12 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 		const ok = await visit(pub.UserLogin, "board-secret-1", pub.LinkHash);
 		assert.equal(ok.status, 200, ok.text);
 		visitor = ok.body.JWT;
+		// The page's session has a cookie of its own (pydio-<hash>): a user logged in in the same browser keeps theirs.
+		const cookie = (ok.headers.get("set-cookie") ?? "").split(";")[0];
+		assert.ok(cookie.startsWith(`pydio-${pub.LinkHash}=`), cookie);
+		const refreshed = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "refresh" } }, undefined, { "X-Pydio-Minisite": pub.LinkHash, Cookie: cookie });
+		assert.equal(refreshed.status, 200, refreshed.text);
+		assert.equal((await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "refresh" } }, undefined, { Cookie: cookie })).status, 401);
 		// A regular user may still log in with the header (Cells does not forbid it).
 		assert.equal((await visit("bob", "bob-Pass-12345", pub.LinkHash)).status, 200);
 	});
