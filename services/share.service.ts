@@ -190,7 +190,7 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				userByUuid: (uuid) => call(ctx, "users.byUuid", { uuid }),
 				identityOf: async (uuid) => {
 					const u = await call(ctx, "users.authInfo", { uuid });
-					return u ? { Uuid: u.Uuid, Login: u.Login, Profile: u.Profile, GroupPath: u.GroupPath, Roles: u.Roles, TokenKind: "session", ExpiresAt: Math.floor(Date.now() / 1000) + 60 } : null;
+					return u ? { Uuid: u.Uuid, Login: u.Login, Profile: u.Profile, GroupPath: u.GroupPath, Roles: u.Roles, TokenKind: "session", ExpiresAt: Math.floor(Date.now() / 1000) + 60, ...(u.Hidden ? { Hidden: true } : {}) } : null;
 				},
 				createHidden: (owner, login, password) => call(ctx, "users.createHidden", { owner, login, password }),
 				deleteHidden: async (uuid) => {

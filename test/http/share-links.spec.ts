@@ -180,6 +180,10 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 		assert.match(login.text, /expired/);
 		const dl = await io("GET", `${i.RootPath}/report.txt`, s.body.JWT);
 		assert.equal(dl.status, 403);
+		assert.equal((await io("PUT", `${i.RootPath}/late.txt`, s.body.JWT, "late")).status, 403);
+		const late = await list(i.RootPath as string, s.body.JWT);
+		assert.equal(late.status, 403, late.text);
+		assert.match(late.text, /expired/);
 		// Not started yet, likewise.
 		const future = Math.floor(Date.now() / 1000) + 3600;
 		await node.api("PUT", "/a/share/link", { ShareLink: { Uuid: r.body.Uuid, Label: "Soon gone", AccessStart: String(future), AccessEnd: String(future + 3600) } }, alice);
