@@ -346,7 +346,9 @@ const TreeService: ServiceSchema = {
 					if (names.length !== 1) return { Contents: [], CommonPrefixes: [], IsTruncated: false };
 				}
 				const loc: Location = await this.resolver.require(slug, user, "read");
-				return listWorkspaceObjects(this.ops.index, loc, Prefix.includes("/") ? Prefix : `${slug}/`, Delimiter, StartAfter, MaxKeys);
+				const prefix = Prefix.includes("/") ? Prefix : `${slug}/`;
+				if (loc.virtualRoots) return this.listRoots(user, loc, prefix, Delimiter, StartAfter, MaxKeys);
+				return listWorkspaceObjects(this.ops.index, loc, prefix, Delimiter, StartAfter, MaxKeys);
 			},
 		},
 		// S3 PUT of `dir/`: the folder (with its missing parents); a file of that name is a conflict.
@@ -416,6 +418,42 @@ const TreeService: ServiceSchema = {
 			const first = reached.find((p) => p.loc.read) ?? reached[0];
 			const AppearsIn = reached.map((p) => ({ WsUuid: p.loc.ws.UUID, WsLabel: p.loc.ws.Label, WsSlug: p.loc.ws.Slug, WsScope: p.loc.ws.Scope, Path: p.userPath }));
 			return { Uuid: doc._id, ds: doc.ds, path: doc.path, Type: doc.type, name: doc.name, readable: reached.some((p) => p.loc.read), writable: reached.some((p) => p.loc.write), Node: presentNode(doc, first.loc), AppearsIn };
+		},
+		/**
+		 * S3 listing of a workspace whose roots show under its slug (several roots, or a file): the roots at its top
+		 * level (folders as common prefixes with a delimiter), each root's keys below it, in key order.
+		 */
+		async listRoots(user: Identity, loc: Location, prefix: string, delimiter: string | undefined, startAfter: string | undefined, maxKeys: number) {
+			const contents: { Key: string; Size: number; MTime: number; Etag?: string }[] = [];
+			const prefixes: string[] = [];
+			let truncated = false;
+			const after = (k: string) => !startAfter || k > startAfter;
+			for (const r of loc.virtualRoots ?? []) {
+				const doc: NodeDoc | null = await this.ops.index.get(r.ds, r.path);
+				if (!doc) continue;
+				const base = `${loc.ws.Slug}/${r.key}`;
+				if (doc.type === "LEAF") {
+					if (base.startsWith(prefix) && after(base)) contents.push({ Key: base, Size: doc.size, MTime: doc.mtime, Etag: doc.etag });
+				} else if (delimiter === "/" && !prefix.startsWith(`${base}/`)) {
+					if (`${base}/`.startsWith(prefix) && after(`${base}/`)) prefixes.push(`${base}/`);
+				} else if (`${base}/`.startsWith(prefix) || prefix.startsWith(`${base}/`)) {
+					const rootLoc: Location = await this.resolver.require(base, user, "read");
+					const part = await listWorkspaceObjects(this.ops.index, rootLoc, prefix.startsWith(`${base}/`) ? prefix : `${base}/`, delimiter, startAfter, maxKeys);
+					contents.push(...part.Contents);
+					prefixes.push(...part.CommonPrefixes);
+					truncated ||= part.IsTruncated;
+				}
+			}
+			// Each root gave at most a page: the merged keys in order, cut at the page's size.
+			const keys = [...contents.map((c) => c.Key), ...prefixes].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+			const page = new Set(keys.slice(0, maxKeys));
+			const IsTruncated = truncated || keys.length > maxKeys;
+			return {
+				Contents: contents.filter((c) => page.has(c.Key)).sort((x, y) => (x.Key < y.Key ? -1 : 1)),
+				CommonPrefixes: prefixes.filter((p) => page.has(p)).sort(),
+				IsTruncated,
+				NextStartAfter: IsTruncated ? keys[Math.min(maxKeys, keys.length) - 1] : undefined,
+			};
 		},
 		/** Staging leftovers of every datasource; with `orphans`, also unreferenced objects of the tree's flat ones. */
 		async sweepAll(maxAgeMs: number, orphans = false): Promise<number> {

@@ -156,6 +156,13 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		assert.deepEqual(l.body.Nodes.map((n: { Path: string }) => n.Path).sort(), ["team-room/Team room", "team-room/docs"]);
 		assert.equal((await io("PUT", "team-room/Team room/new.txt", bob, "new")).status, 200);
 		assert.equal(await (await io("GET", "team-room/docs/d.txt", bob)).text(), "doc");
+		// S3 listings see the roots as folders of the cell.
+		const top = await (await fetch(`${node.url}/io/?list-type=2&prefix=team-room/&delimiter=/`, { headers: { "X-Pydio-Bearer": bob } })).text();
+		assert.match(top, /<Prefix>team-room\/Team room\/<\/Prefix>/);
+		assert.match(top, /<Prefix>team-room\/docs\/<\/Prefix>/);
+		const deep = await (await fetch(`${node.url}/io/?list-type=2&prefix=team-room/`, { headers: { "X-Pydio-Bearer": bob } })).text();
+		assert.match(deep, /<Key>team-room\/docs\/d.txt<\/Key>/);
+		assert.match(deep, /<Key>team-room\/Team room\/new.txt<\/Key>/);
 		// Nothing can be written beside the roots: there is no such root.
 		assert.equal((await io("PUT", "team-room/loose.txt", bob, "x")).status, 404);
 		const del = await node.api("DELETE", `/a/share/cell/${r.body.Uuid}`, undefined, bob);
