@@ -219,6 +219,15 @@ const TreeService: ServiceSchema = {
 				const user = requireUser(ctx);
 				const out = [];
 				for (const ws of await this.resolver.workspacesOf(user)) {
+					// Roots shown under the slug (a cell or link with several roots): each one, under its own path.
+					const multi = await this.resolver.multipleRoots(ws, user).catch(() => null);
+					if (multi) {
+						for (const r of multi) {
+							const doc: NodeDoc | null = await this.ops.index.get(r.ds, r.path);
+							if (doc?.type === "COLLECTION") out.push({ Slug: `${ws.Slug}/${r.key}`, UUID: ws.UUID, Label: ws.Label, Scope: ws.Scope, ds: r.ds, rootPath: r.path, read: ws.Access.includes("r"), write: ws.Access.includes("w") });
+						}
+						continue;
+					}
 					const root = await this.resolver.rootOf(ws, user).catch(() => null);
 					if (root) out.push({ Slug: ws.Slug, UUID: ws.UUID, Label: ws.Label, Scope: ws.Scope, ds: root.ds, rootPath: root.path, read: ws.Access.includes("r"), write: ws.Access.includes("w") });
 				}

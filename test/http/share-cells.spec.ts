@@ -167,6 +167,14 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		assert.equal((await io("PUT", "team-room/loose.txt", bob, "x")).status, 404);
 		const del = await node.api("DELETE", `/a/share/cell/${r.body.Uuid}`, undefined, bob);
 		assert.equal(del.status, 403);
+		// Search finds files in the cell's roots, in the cell's paths.
+		let found: string[] = [];
+		for (let i = 0; i < 50 && !found.includes("team-room/docs/d.txt"); i++) {
+			const q = await node.api("POST", "/a/search/nodes", { Query: { FileName: "d.txt" } }, bob);
+			found = (q.body.Results ?? []).map((n: { Path: string }) => n.Path);
+			if (!found.includes("team-room/docs/d.txt")) await new Promise((res) => setTimeout(res, 100));
+		}
+		assert.ok(found.includes("team-room/docs/d.txt"), JSON.stringify(found));
 		const cellsFolder = async () => ((await node.api("POST", "/a/tree/admin/list", { Node: { Path: "cellsdata/alice" } }, admin)).body.Children ?? []).map((n: { Path: string }) => n.Path);
 		assert.deepEqual(await cellsFolder(), ["cellsdata/alice/Team room"]);
 		const ok = await node.api("DELETE", `/a/share/cell/${r.body.Uuid}`, undefined, alice);
