@@ -24,6 +24,7 @@ import type { GraphActions } from "./graph";
 import type { MailerActions, MailerEvents } from "./mailer";
 import type { MfaActions } from "./mfa";
 import type { ActivityActions, ActivityEvents } from "./activity";
+import type { ShareActions, ShareEvents } from "./share";
 
 export type * from "./tree";
 export type * from "./users";
@@ -45,9 +46,10 @@ export type * from "./audit";
 export type * from "./mailer";
 export type * from "./mfa";
 export type * from "./activity";
+export type * from "./share";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions, ShareActions {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents, ShareEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;
