@@ -16,6 +16,7 @@ import type { RolesActions } from "./roles";
 import type { WorkspacesActions } from "./workspaces";
 import type { EncryptionActions, EncryptionEvents } from "./encryption";
 import type { SelectionsActions } from "./selections";
+import type { ShareActions } from "./share";
 
 export type * from "./tree";
 export type * from "./users";
@@ -29,8 +30,9 @@ export type * from "./roles";
 export type * from "./workspaces";
 export type * from "./encryption";
 export type * from "./auth";
+export type * from "./share";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, ShareActions {}
 export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents {}
 
 export type ActionName = keyof Actions;

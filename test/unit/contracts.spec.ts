@@ -61,6 +61,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"encryption.exists": true,
 	"policy.snapshot": true,
 	"auth.resolve": true,
+	"share.publicLink": true,
 };
 
 /** `service.action` for every action of a schema, its mixins' included (an action's own `name` wins). */
