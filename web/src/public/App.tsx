@@ -68,7 +68,10 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 			{login && !session && !info.PasswordRequired ? error ? <p class="error" role="alert">{error}</p> : <p class="loading">Opening the link…</p> : null}
 			{session && info.RootPath ? (
 				isDropBox(info) && !info.RootIsFile ? (
-					<UploadZone session={session} folder={info.RootPath} />
+					<>
+						<p class="hint">Files you drop here go to the person who shared this link: you will not see what others sent.</p>
+						<UploadZone session={session} folder={info.RootPath} />
+					</>
 				) : info.RootIsFile ? (
 					<FileView session={session} path={info.RootPath} canPreview={perms.includes("Preview")} canDownload={perms.includes("Download")} />
 				) : (
