@@ -86,13 +86,15 @@ export class LinkSession {
 	constructor(
 		readonly hash: string,
 		readonly jwt: string,
+		/** Unix seconds: the page logs in again before then (LinkPage). */
+		readonly expiresAt: number,
 	) {}
 
 	/** Logs in as the link's hidden user: the typed password, or the preset one of a link without password. */
 	static async login(hash: string, login: string, password: string): Promise<LinkSession> {
-		const r = await postJson<{ JWT?: string }>("/a/frontend/session", { AuthInfo: { type: "credentials", login, password } }, { "X-Pydio-Minisite": hash });
+		const r = await postJson<{ JWT?: string; ExpireTime?: number | string }>("/a/frontend/session", { AuthInfo: { type: "credentials", login, password } }, { "X-Pydio-Minisite": hash });
 		if (!r.JWT) throw new ApiError("The server did not open a session", 500);
-		return new LinkSession(hash, r.JWT);
+		return new LinkSession(hash, r.JWT, Number(r.ExpireTime ?? 0) || 0);
 	}
 
 	private auth(): Record<string, string> {

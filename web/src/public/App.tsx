@@ -36,6 +36,7 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 	const [session, setSession] = useState<LinkSession | null>(null);
 	const [error, setError] = useState("");
 	const [busy, setBusy] = useState(false);
+	const [password, setPassword] = useState("");
 	const login = info.Login ?? "";
 
 	const open = async (password: string) => {
@@ -43,6 +44,7 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 		setError("");
 		try {
 			setSession(await LinkSession.login(info.Hash, login, password));
+			setPassword(password);
 		} catch (e) {
 			const err = e as ApiError;
 			setError(info.PasswordRequired && (err.status === 401 || err.status === 403) ? "Wrong password: try again." : `This link cannot be opened: ${err.message}`);
@@ -55,6 +57,17 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 		if (!info.PasswordRequired && login) void open(`${login}#$!Az1`);
 	}, []);
 
+	// Tokens are short-lived: log in again a minute before this one ends, so links and uploads keep working on a
+	// page left open (the new token re-renders every download link).
+	useEffect(() => {
+		if (!session?.expiresAt || !password) return;
+		const wait = Math.max(10_000, session.expiresAt * 1000 - Date.now() - 60_000);
+		const timer = setTimeout(() => {
+			LinkSession.login(info.Hash, login, password).then(setSession, (e: Error) => setError(`The session ended and could not be renewed: ${e.message}`));
+		}, wait);
+		return () => clearTimeout(timer);
+	}, [session, password]);
+
 	const perms = info.Permissions ?? [];
 	return (
 		<main class="page">
@@ -66,6 +79,7 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 			{!login ? <p class="error">This link has no visitor account: it cannot be opened.</p> : null}
 			{login && !session && info.PasswordRequired ? <PasswordForm busy={busy} error={error} onSubmit={open} /> : null}
 			{login && !session && !info.PasswordRequired ? error ? <p class="error" role="alert">{error}</p> : <p class="loading">Opening the link…</p> : null}
+			{session && error ? <p class="error" role="alert">{error}</p> : null}
 			{session && info.RootPath ? (
 				isDropBox(info) && !info.RootIsFile ? (
 					<>
