@@ -81,6 +81,11 @@ function toNode(n: WireNode): TreeNode {
 	};
 }
 
+/** A file name as RFC 5987 wants it in `filename*=`: percent-encoded UTF-8, `'()*` included. */
+function rfc5987(name: string): string {
+	return encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
 /** A logged-in visitor of one link. */
 export class LinkSession {
 	constructor(
@@ -115,7 +120,7 @@ export class LinkSession {
 	/** A URL that reads a file through /io; `download` names the saved file (Content-Disposition: attachment). */
 	fileUrl(path: string, download?: string): string {
 		const q = new URLSearchParams({ pydio_jwt: this.jwt });
-		if (download !== undefined) q.set("response-content-disposition", `attachment; filename*=UTF-8''${encodeURIComponent(download)}`);
+		if (download !== undefined) q.set("response-content-disposition", `attachment; filename*=UTF-8''${rfc5987(download)}`);
 		return `/io/${encodePath(path)}?${q.toString()}`;
 	}
 
