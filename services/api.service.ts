@@ -172,6 +172,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			ctx.meta.ip = ip;
 			ctx.meta.userAgent = String(req.headers["user-agent"] ?? "").slice(0, 256);
 			if (req.headers.cookie) ctx.meta.cookie = req.headers.cookie;
+			const minisite = req.headers["x-pydio-minisite"];
+			if (typeof minisite === "string" && minisite) ctx.meta.minisite = minisite.slice(0, 256);
 			const snapshot = await this.access.current();
 			if (this.access.isBlocked(snapshot, ip)) throw new ForbiddenError(`Access from ${ip} is refused`, "ip.banned");
 

@@ -72,7 +72,8 @@ const AuthService: ServiceSchema = {
 				if ((e as { code?: number }).code === 401) ctx.emit("auth.login.failed", { ip: ctx.meta.ip, login });
 				throw e;
 			}
-			if (user.Hidden) throw new UnauthorizedError("You are not allowed to log in to this interface", "login.forbidden");
+			// A public link's hidden user logs in only from its own link's page, and only while the link is usable.
+			if (user.Hidden) await call(ctx, "share.minisiteLogin", { login: user.Login, hash: ctx.meta.minisite });
 			const grant = await call(ctx, "tokens.createSession", { userUuid: user.Uuid, login: user.Login, ip: ctx.meta.ip, userAgent: ctx.meta.userAgent });
 			ctx.emit("auth.login.succeeded", { ip: ctx.meta.ip, login: user.Login });
 			return this.grant(ctx, user, grant);
@@ -134,7 +135,9 @@ const AuthService: ServiceSchema = {
 			const user = await call(ctx, "users.authInfo", { uuid });
 			if (!user) throw new UnauthorizedError("User no longer exists", "user.notfound");
 			if (user.Locked) throw new UnauthorizedError("User is locked - Please contact your admin", "user.context");
-			return { Uuid: user.Uuid, Login: user.Login, Profile: user.Profile, GroupPath: user.GroupPath, Roles: user.Roles, ...base };
+			// A link's visitor keeps access only while the link is usable (not expired, deleted or not yet started).
+			if (user.Hidden) await call(ctx, "share.linkAccess", { login: user.Login, op: "visit" });
+			return { Uuid: user.Uuid, Login: user.Login, Profile: user.Profile, GroupPath: user.GroupPath, Roles: user.Roles, ...(user.Hidden ? { Hidden: true } : {}), ...base };
 		},
 	},
 };

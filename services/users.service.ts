@@ -120,6 +120,30 @@ const UsersService: ServiceSchema<ServiceSettingSchema, Record<string, never>, V
 				return publicUser(u);
 			},
 		},
+		byUuid: {
+			retryPolicy: { enabled: true },
+			params: { uuid: { type: "string", max: 255 } },
+			async handler(this: This, ctx: Context<{ uuid: string }>) {
+				const u = await this.admin.directory.byUuid(ctx.params.uuid);
+				return u ? publicUser(u) : null;
+			},
+		},
+		createHidden: {
+			params: {
+				owner: { type: "object", props: { Login: { type: "string", max: 255 }, GroupPath: { type: "string", max: 1024 } } },
+				login: { type: "string", min: 8, max: 64, pattern: /^[0-9a-f]+$/ },
+				password: { type: "string", min: 8, max: 1024 },
+			},
+			async handler(this: This, ctx: Context<{ owner: { Login: string; GroupPath: string }; login: string; password: string }>) {
+				return this.admin.createHidden(ctx.params.owner, ctx.params.login, ctx.params.password);
+			},
+		},
+		deleteHidden: {
+			params: { uuid: { type: "string", max: 255 } },
+			async handler(this: This, ctx: Context<{ uuid: string }>) {
+				return { Deleted: await this.admin.deleteHidden(ctx.params.uuid) };
+			},
+		},
 		setPassword: {
 			params: { login: "string", password: { type: "string", min: 8, max: 1024 } },
 			async handler(this: This, ctx: Context<{ login: string; password: string }>) {

@@ -16,7 +16,7 @@ import type { RolesActions } from "./roles";
 import type { WorkspacesActions } from "./workspaces";
 import type { EncryptionActions, EncryptionEvents } from "./encryption";
 import type { SelectionsActions } from "./selections";
-import type { ShareActions } from "./share";
+import type { ShareActions, ShareEvents } from "./share";
 
 export type * from "./tree";
 export type * from "./users";
@@ -33,7 +33,7 @@ export type * from "./auth";
 export type * from "./share";
 
 export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, ShareActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, ShareEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

@@ -10,5 +10,8 @@ export interface UsersActions {
 	"users.byLogin": { params: { login: string }; result: PublicUser };
 	"users.byEmail": { params: { email: string }; result: PublicUser };
 	"users.setPassword": { params: { login: string; password: string }; result: { Success: true } };
+	"users.byUuid": { params: { uuid: string }; result: PublicUser | null };
+	"users.createHidden": { params: { owner: { Login: string; GroupPath: string }; login: string; password: string }; result: { Uuid: string; Login: string } };
+	"users.deleteHidden": { params: { uuid: string }; result: { Deleted: boolean } };
 	"users.ensureAdmin": { params: { login?: string; password?: string }; result: Awaited<ReturnType<UserAdmin["ensureAdmin"]>> };
 }

@@ -280,6 +280,25 @@ export interface MarkersTable {
 	value: string;
 }
 
+/** A public link (0003-shares). */
+export interface ShareLinksTable {
+	hash: string;
+	workspace: string;
+	owner_uuid: string;
+	owner_login: string;
+	template: string;
+	access_start: number;
+	access_end: number;
+	download_limit: number;
+	download_count: number;
+	user_uuid: string;
+	user_login: string;
+	password_required: Flag;
+	created_at: number;
+	/** JSON object. */
+	extra: string;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -303,6 +322,7 @@ export interface Database {
 	task_logs: TaskLogsTable;
 	leases: LeasesTable;
 	markers: MarkersTable;
+	share_links: ShareLinksTable;
 }
 
 export type TableName = keyof Database;

@@ -219,7 +219,8 @@ export class IoGateway {
 			case "CreateMultipartUpload": {
 				// Checked before anything is created: too large metadata leaves no upload behind.
 				const h = headersFromRequest(req.headers, s3.payload);
-				const w = await this.deps.call("tree.prepareWrite", { Path: key }, user);
+				if (user.Profile === "shared") await this.deps.call("share.linkAccess", { login: user.Login, op: "upload" }, user);
+		const w = await this.deps.call("tree.prepareWrite", { Path: key }, user);
 				const store = await this.deps.store(w.ds);
 				const s = await store.createMultipart(w.key);
 				// The headers ride in the signed upload id, as the rest of the upload's state.
@@ -371,6 +372,9 @@ export class IoGateway {
 		if (versioned) headers["x-amz-version-id"] = s3.versionId as string;
 		if (range) headers["Content-Range"] = contentRange(range, content.size);
 		if (s3.operation === "HeadObject") return void res.writeHead(range ? 206 : 200, headers).end();
+		// A public link's visitor: each download counts toward the link's limit (once, by the request that starts
+		// at the first byte), atomically in the store, and is refused with a clear 403 once it is reached.
+		if (user.Profile === "shared") await this.deps.call("share.linkAccess", { login: user.Login, op: range && range.start > 0 ? "visit" : "download" }, user);
 		const store = await this.deps.store(content.ds);
 		const stream = await store.get(content.key, range);
 		res.writeHead(range ? 206 : 200, headers);

@@ -27,6 +27,16 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"tree.folderMarker": true,
 	"tree.deleteObject": true,
 	"tree.copyObject": true,
+	"tree.shareNode": true,
+	"tree.createCellRoot": true,
+	"tree.setNodeMeta": true,
+	"tree.removeCellRoot": true,
+	"users.byUuid": true,
+	"users.createHidden": true,
+	"users.deleteHidden": true,
+	"share.publicLink": true,
+	"share.linkAccess": true,
+	"share.minisiteLogin": true,
 	"users.authInfo": true,
 	"users.checkPassword": true,
 	"users.byLogin": true,
@@ -61,7 +71,6 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"encryption.exists": true,
 	"policy.snapshot": true,
 	"auth.resolve": true,
-	"share.publicLink": true,
 };
 
 /** `service.action` for every action of a schema, its mixins' included (an action's own `name` wins). */
