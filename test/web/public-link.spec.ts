@@ -127,10 +127,14 @@ describe("web: the public link page in Chromium", function () {
 	});
 
 	it("refuses the link once its downloads are used up", async () => {
-		const url = await share("common-files/limited.txt", { Permissions: ["Download"], ViewTemplateName: "pydio_unique_dl", MaxDownloads: "1" });
+		const url = await share("common-files/limited.txt", { Permissions: ["Preview", "Download"], ViewTemplateName: "pydio_unique_strip", MaxDownloads: "1" });
 		await page.goto(url);
 		await page.waitForSelector(".file a.button");
 		assert.equal((await page.textContent(".file .name"))?.trim(), "limited.txt");
+		assert.equal((await page.textContent(".limits"))?.trim(), "1 of 1 downloads left");
+		// Every read counts on such a link: opening the page does not spend it on a preview nobody asked for.
+		assert.ok(await page.$(".show-preview"));
+		assert.equal(await page.$(".preview"), null);
 		const [download] = await Promise.all([page.waitForEvent("download"), page.click(".file a.button")]);
 		assert.equal(await readFile((await download.path()) as string, "utf8"), "only once");
 

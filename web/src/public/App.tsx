@@ -87,7 +87,7 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 						<UploadZone session={session} folder={info.RootPath} />
 					</>
 				) : info.RootIsFile ? (
-					<FileView session={session} path={info.RootPath} canPreview={perms.includes("Preview")} canDownload={perms.includes("Download")} />
+					<FileView session={session} path={info.RootPath} canPreview={perms.includes("Preview")} canDownload={perms.includes("Download")} counted={!!info.MaxDownloads} />
 				) : (
 					<FolderView session={session} root={info.RootPath} canPreview={perms.includes("Preview")} canDownload={perms.includes("Download")} canUpload={perms.includes("Upload")} />
 				)

@@ -1,10 +1,21 @@
 // A link to one file: its name, size and date, a preview when it has one, a download button.
 import { useEffect, useState } from "preact/hooks";
 import { formatDate, formatSize, type LinkSession, type TreeNode } from "../api";
-import { Preview } from "./Preview";
+import { Preview, previewKind } from "./Preview";
 
-export function FileView({ session, path, canPreview, canDownload }: { session: LinkSession; path: string; canPreview: boolean; canDownload: boolean }) {
+interface Props {
+	session: LinkSession;
+	path: string;
+	canPreview: boolean;
+	canDownload: boolean;
+	/** The link counts downloads: every read of the file is one (the /io gateway counts them), previews too. */
+	counted: boolean;
+}
+
+export function FileView({ session, path, canPreview, canDownload, counted }: Props) {
 	const [node, setNode] = useState<TreeNode | null>(null);
+	// A counted link is not spent by merely opening its page: the preview waits to be asked for.
+	const [previewing, setPreviewing] = useState(!counted);
 	const [error, setError] = useState("");
 	useEffect(() => {
 		session.stats([path]).then(
@@ -29,7 +40,12 @@ export function FileView({ session, path, canPreview, canDownload }: { session: 
 					</a>
 				) : null}
 			</div>
-			{canPreview ? <Preview session={session} node={node} /> : null}
+			{canPreview && previewKind(node) && !previewing ? (
+				<button type="button" class="link show-preview" onClick={() => setPreviewing(true)}>
+					Show a preview (it counts as one of this link's downloads)
+				</button>
+			) : null}
+			{canPreview && previewing ? <Preview session={session} node={node} /> : null}
 		</section>
 	);
 }
