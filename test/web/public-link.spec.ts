@@ -144,6 +144,14 @@ describe("web: the public link page in Chromium", function () {
 		assert.match((await page.textContent(".refusal h1")) ?? "", /download limit/);
 	});
 
+	it("shows a link that is not active yet, with a 403", async () => {
+		const url = await share("common-files/limited.txt", { Permissions: ["Download"], AccessStart: String(Math.floor(Date.now() / 1000) + 3600) });
+		const res = await page.goto(url);
+		assert.equal(res?.status(), 403);
+		await page.waitForSelector('.refusal[data-status="not-started"]');
+		assert.equal(await page.textContent(".refusal h1"), "This link is not active yet");
+	});
+
 	it("shows an unknown link as a page that says so, with a 404", async () => {
 		const res = await page.goto(`${node.url}/public/0123456789ab`);
 		assert.equal(res?.status(), 404);
