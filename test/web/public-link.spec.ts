@@ -93,7 +93,7 @@ describe("web: the public link page in Chromium", function () {
 		assert.equal(await readFile((await download.path()) as string, "utf8"), "Hello from the shared folder\n");
 
 		const [zip] = await Promise.all([page.waitForEvent("download"), page.click("button.download-all")]);
-		assert.match(zip.suggestedFilename(), /\.zip$/);
+		assert.equal(zip.suggestedFilename(), "Link to common-files_album.zip", "named after the link's label");
 		const entries = await zipEntries(await readFile((await zip.path()) as string));
 		assert.deepEqual(Object.keys(entries).sort(), ["dot.png", "notes.txt", "sub/deep.txt"]);
 		assert.equal(entries["sub/deep.txt"], "deep down");

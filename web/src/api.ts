@@ -124,12 +124,12 @@ export class LinkSession {
 		return `/io/${encodePath(path)}?${q.toString()}`;
 	}
 
-	/** A URL that streams these nodes as one zip (a saved selection). */
-	async zipUrl(paths: string[]): Promise<string> {
+	/** A URL that streams these nodes as one zip (a saved selection), saved as `<name>.zip`. */
+	async zipUrl(paths: string[], name: string): Promise<string> {
 		const r = await postJson<{ SelectionUUID?: string }>("/a/tree/selection", { Nodes: paths.map((Path) => ({ Path })) }, this.auth());
 		if (!r.SelectionUUID) throw new ApiError("The server did not save the selection", 500);
 		const slug = paths[0].split("/")[0];
-		return `/io/${encodeURIComponent(slug)}/download-${r.SelectionUUID}.zip?${new URLSearchParams({ pydio_jwt: this.jwt }).toString()}`;
+		return `/io/${encodeURIComponent(slug)}/${encodeURIComponent(name.replace(/\//g, "_") || "download")}-${r.SelectionUUID}.zip?${new URLSearchParams({ pydio_jwt: this.jwt }).toString()}`;
 	}
 
 	async readText(path: string, max: number): Promise<string> {

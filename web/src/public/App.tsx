@@ -89,7 +89,7 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 				) : info.RootIsFile ? (
 					<FileView session={session} path={info.RootPath} canPreview={perms.includes("Preview")} canDownload={perms.includes("Download")} counted={!!info.MaxDownloads} />
 				) : (
-					<FolderView session={session} root={info.RootPath} canPreview={perms.includes("Preview")} canDownload={perms.includes("Download")} canUpload={perms.includes("Upload")} />
+					<FolderView session={session} root={info.RootPath} rootName={info.Label || info.RootPath.split("/").pop() || "shared"} canPreview={perms.includes("Preview")} canDownload={perms.includes("Download")} canUpload={perms.includes("Upload")} />
 				)
 			) : null}
 		</main>

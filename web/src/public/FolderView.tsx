@@ -8,12 +8,14 @@ import { UploadZone } from "./UploadZone";
 interface Props {
 	session: LinkSession;
 	root: string;
+	/** How the shared folder is called on the page and in its zip (the link's label: the root path is a slug). */
+	rootName: string;
 	canPreview: boolean;
 	canDownload: boolean;
 	canUpload: boolean;
 }
 
-export function FolderView({ session, root, canPreview, canDownload, canUpload }: Props) {
+export function FolderView({ session, root, rootName, canPreview, canDownload, canUpload }: Props) {
 	const [folder, setFolder] = useState(root);
 	const [nodes, setNodes] = useState<TreeNode[] | null>(null);
 	const [error, setError] = useState("");
@@ -33,11 +35,11 @@ export function FolderView({ session, root, canPreview, canDownload, canUpload }
 		};
 	}, [folder, generation]);
 
-	const zip = async (paths: string[]) => {
+	const zip = async (paths: string[], name: string) => {
 		setZipping(true);
 		setError("");
 		try {
-			window.location.assign(await session.zipUrl(paths));
+			window.location.assign(await session.zipUrl(paths, name));
 		} catch (e) {
 			setError(`The zip could not be prepared: ${(e as Error).message}`);
 		} finally {
@@ -50,7 +52,7 @@ export function FolderView({ session, root, canPreview, canDownload, canUpload }
 		<section class="folder">
 			<nav class="crumbs" aria-label="Folder">
 				<button type="button" class="link" onClick={() => (setFolder(root), setShown(null))} disabled={folder === root}>
-					{root.split("/").pop()}
+					{rootName}
 				</button>
 				{crumbs.map((c, i) => (
 					<span key={i}>
@@ -61,7 +63,7 @@ export function FolderView({ session, root, canPreview, canDownload, canUpload }
 					</span>
 				))}
 				{canDownload && nodes && nodes.length > 0 ? (
-					<button type="button" class="button download-all" disabled={zipping} onClick={() => zip(nodes.map((n) => n.Path))}>
+					<button type="button" class="button download-all" disabled={zipping} onClick={() => zip(nodes.map((n) => n.Path), folder === root ? rootName : (folder.split("/").pop() ?? ""))}>
 						{zipping ? "Preparing…" : "Download all (zip)"}
 					</button>
 				) : null}
@@ -106,7 +108,7 @@ export function FolderView({ session, root, canPreview, canDownload, canUpload }
 										</a>
 									) : null}
 									{canDownload && n.IsFolder ? (
-										<button type="button" class="button small" disabled={zipping} onClick={() => zip([n.Path])}>
+										<button type="button" class="button small" disabled={zipping} onClick={() => zip([n.Path], n.Name)}>
 											Zip
 										</button>
 									) : null}
