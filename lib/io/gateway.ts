@@ -474,6 +474,8 @@ export class IoGateway {
 	 */
 	private async zipSelection(uuid: string, res: ServerResponse, user: Identity, name = ""): Promise<void> {
 		const { paths } = await this.deps.call("selections.get", { uuid }, user);
+		// A public link's visitor: the zip is one download of the link, counted (and refused past the limit) as a file's.
+		if (user.Profile === "shared") await this.deps.call("share.linkAccess", { login: user.Login, op: "download" }, user);
 		const zip = new ZipWriter();
 		const file = `${name || `selection-${uuid.slice(0, 8)}`}.zip`;
 		const ascii = file.replace(/[^\x20-\x7e]|["\\]/g, "_");
