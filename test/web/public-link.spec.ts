@@ -66,8 +66,8 @@ describe("web: the public link page in Chromium", function () {
 		await page?.context().close();
 	});
 
-	it("opens a folder link with its password, lists, previews and downloads its files", async () => {
-		const url = await share("common-files/album", { Permissions: ["Preview", "Download"], ViewTemplateName: "pydio_shared_folder" }, "Visit-Pass-123");
+	it("opens a folder link with its password, lists, previews, downloads (a file, a zip) and takes uploads", async () => {
+		const url = await share("common-files/album", { Permissions: ["Preview", "Download", "Upload"], ViewTemplateName: "pydio_shared_folder" }, "Visit-Pass-123");
 		const res = await page.goto(url);
 		assert.equal(res?.status(), 200);
 		assert.equal(res?.headers()["content-type"], "text/html; charset=utf-8");
@@ -100,6 +100,13 @@ describe("web: the public link page in Chromium", function () {
 
 		await page.click('tr[data-name="sub"] .folder-link');
 		await page.waitForSelector('tr[data-name="deep.txt"]');
+
+		// An upload-enabled link takes files into the folder shown, and lists them once stored.
+		await page.setInputFiles(".upload .file-input", { name: "from visitor.txt", mimeType: "text/plain", buffer: Buffer.from("sent by the visitor") });
+		await page.waitForSelector('li[data-name="from visitor.txt"][data-state="done"]');
+		await page.waitForSelector('tr[data-name="from visitor.txt"]');
+		const st = await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/album/sub/from visitor.txt"] }, admin);
+		assert.equal(st.body.Nodes?.[0]?.Size, "19");
 	});
 
 	it("uploads dropped files into a drop box, with their progress, showing nothing of its contents", async () => {
