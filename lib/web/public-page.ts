@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { lookup as mimeLookup } from "mime-types";
 import type { PublicLinkInfo, PublicLinkStatus } from "../contracts/share";
+import { REFUSALS } from "./texts";
 
 export interface PublicPagesDeps {
 	/** What the share service says about a link (never throws for an unknown hash). */
@@ -30,14 +31,6 @@ export const REFUSAL_STATUS: Record<Exclude<PublicLinkStatus, "ok">, number> = {
 	"not-started": 403,
 	expired: 410,
 	exhausted: 410,
-};
-
-/** Why a link is refused, in the words the page shows (the app uses the same texts, web/src/public/texts.ts). */
-export const REFUSAL_TEXT: Record<Exclude<PublicLinkStatus, "ok">, { title: string; detail: string }> = {
-	unknown: { title: "This link does not exist", detail: "The address may be mistyped, or the link was deleted by the person who shared it." },
-	"not-started": { title: "This link is not active yet", detail: "The person who shared it made it usable from a later date: come back then." },
-	expired: { title: "This link has expired", detail: "It was usable until a date that has passed. Ask the person who shared it for a new one." },
-	exhausted: { title: "This link has reached its download limit", detail: "It allowed a fixed number of downloads and they have all been used." },
 };
 
 /** The folder `npm run build` writes the front end to: `<project>/dist/web`, from the sources or from dist/. */
@@ -74,13 +67,13 @@ const CSP = "default-src 'self'; img-src 'self' blob: data:; media-src 'self' bl
  */
 export function renderPublicPage(index: string, info: PublicLinkInfo): { status: number; html: string } {
 	const status = info.Status === "ok" ? 200 : REFUSAL_STATUS[info.Status] ?? 404;
-	const title = info.Status === "ok" ? info.Label || "Shared with you" : REFUSAL_TEXT[info.Status]?.title ?? "Link unavailable";
+	const title = info.Status === "ok" ? info.Label || "Shared with you" : REFUSALS[info.Status]?.title ?? "Link unavailable";
 	const boot = `<script id="cellar-boot" type="application/json">${scriptJson(info)}</script>`;
 	// The refusal is in the HTML: the app replaces it, a browser without JavaScript still reads it.
 	const fallback =
 		info.Status === "ok"
 			? `<p class="loading">Loading…</p>`
-			: `<section class="refusal"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(REFUSAL_TEXT[info.Status]?.detail ?? "")}</p></section>`;
+			: `<section class="refusal" data-status="${info.Status}"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(REFUSALS[info.Status]?.detail ?? "")}</p></section>`;
 	let html = index.replace(/<title>[^<]*<\/title>/, `<title>${escapeHtml(title)} · Cellar</title>`);
 	html = html.replace(/<div id="app">\s*<\/div>/, `<div id="app">${fallback}</div>`);
 	html = html.includes(MARKER) ? html.replace(MARKER, boot) : html.replace("</head>", `${boot}</head>`);

@@ -37,7 +37,7 @@ describe("web: the public link page (lib/web/public-page)", () => {
 		for (const [Status, code, text] of cases) {
 			const { status, html } = renderPublicPage(INDEX, { Status, Hash: "h" });
 			assert.equal(status, code, Status);
-			assert.match(html, new RegExp(`<div id="app"><section class="refusal"><h1>[^<]*${text.source}`), Status);
+			assert.match(html, new RegExp(`<div id="app"><section class="refusal" data-status="${Status}"><h1>[^<]*${text.source}`), Status);
 			assert.equal(bootOf(html).Status, Status);
 		}
 	});

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { PublicLinkInfo } from "../boot";
 import { ApiError, LinkSession } from "../api";
-import { REFUSALS } from "./texts";
+import { REFUSALS } from "../../../lib/web/texts";
 import { PasswordForm } from "./PasswordForm";
 import { FileView } from "./FileView";
 import { FolderView } from "./FolderView";

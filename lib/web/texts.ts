@@ -1,6 +1,8 @@
-import type { PublicLinkStatus } from "../../../lib/contracts/share";
+// Why a public link is refused, in the words its page shows: written into the HTML by the gateway
+// (lib/web/public-page.ts) and shown again by the app (web/src/public/App.tsx). Plain data: the browser build
+// imports it too.
+import type { PublicLinkStatus } from "../contracts/share";
 
-/** The same words as the page the server writes before the app runs (lib/web/public-page.ts REFUSAL_TEXT). */
 export const REFUSALS: Record<Exclude<PublicLinkStatus, "ok">, { title: string; detail: string }> = {
 	unknown: { title: "This link does not exist", detail: "The address may be mistyped, or the link was deleted by the person who shared it." },
 	"not-started": { title: "This link is not active yet", detail: "The person who shared it made it usable from a later date: come back then." },
