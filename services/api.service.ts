@@ -31,6 +31,7 @@ import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixi
 import { derivedKey } from "../lib/auth/jwt";
 import { call, type ActivityPosted, type IdentityChange, type TokenRevoked, type TreeChange } from "../lib/contracts";
 import { EventSocket } from "../lib/gateway/websocket";
+import { PublicPages } from "../lib/web/public-page";
 
 const cfg = loadConfig();
 // Set once the service exists: the request log goes through the service's logger (and its LOG_LEVEL).
@@ -262,6 +263,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			const io = isS3Request(req.method, url, req.headers);
 			if (!this.serving) return this.answerStarting(req, res, io);
 			if (io) return void this.io.handle(req, res);
+			if (PublicPages.handles(url)) return void this.web.handle(req, res);
 			// Both body readers (readBody below, moleculer-web's parser) wait as long as the client makes them.
 			bodyDeadline(req, res, this.bodyTimeoutMs, () => this.writeError(req, res, new BodyTimeoutError(`The request body did not arrive within ${this.bodyTimeoutMs / 1000} s`)));
 			if (url.startsWith("/a/")) normaliseRestRequest(req);
@@ -369,6 +371,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			},
 			log: (line) => requestLogger(line),
 		});
+		// The public link page (/public/<hash>) and the web front end's files (/web/assets/…).
+		this.web = new PublicPages({ publicLink: (hash) => call(this.broker, "share.publicLink", { hash }, { timeout: cfg.requestTimeout }), log: (line) => this.logger.warn(line) });
 		this.access = new AccessControl(() => call(this.broker, "policy.snapshot", {}, { timeout: cfg.requestTimeout, retries: 2 }));
 		// `/ws/event` on the same server (lib/gateway/websocket).
 		this.sockets = new EventSocket({
@@ -398,6 +402,7 @@ interface GatewayVars extends GatewayReadiness {
 	routes: { opts: { autoAliases?: boolean } }[];
 	identities: IdentityCache;
 	io: IoGateway;
+	web: PublicPages;
 	responses: ResponseCache;
 	bodyLimit: number;
 	bodyTimeoutMs: number;

@@ -346,7 +346,7 @@ export class IoGateway {
 		const loc = await this.deps.call("tree.locate", { Path: key, need: "read" }, user);
 		const node = loc.node;
 		const selection = SELECTION_ZIP.exec(key);
-		if (!node && selection && s3.operation === "GetObject") return this.zipSelection(selection[1], res, user);
+		if (!node && selection && s3.operation === "GetObject") return this.zipSelection(selection[1], res, user, key.slice(key.lastIndexOf("/") + 1, selection.index));
 		if (node?.Type === "COLLECTION" && key.endsWith("/")) return void res.writeHead(200, { "Content-Length": 0, "Content-Type": "application/x-directory" }).end();
 		if (!node && loc.archive && (s3.operation === "GetObject" || s3.operation === "HeadObject")) return this.archiveEntry(loc.ds, loc.archive, s3, res, key);
 		if (!node || node.Type !== "LEAF" || node.Key === undefined) throw new S3Error("NoSuchKey", `${key} does not exist`, { Key: key });
@@ -470,11 +470,19 @@ export class IoGateway {
 	}
 	// ---- end versions ----
 
-	/** A saved selection (POST /a/tree/selection) as one zip, streamed: nothing is staged on disk. */
-	private async zipSelection(uuid: string, res: ServerResponse, user: Identity): Promise<void> {
+	/**
+	 * A saved selection (POST /a/tree/selection) as one zip, streamed: nothing is staged on disk. The zip is saved
+	 * under the name the request gives before `-<uuid>.zip` (`/io/ws/Photos-<uuid>.zip` → Photos.zip).
+	 */
+	private async zipSelection(uuid: string, res: ServerResponse, user: Identity, name = ""): Promise<void> {
 		const { paths } = await this.deps.call("selections.get", { uuid }, user);
+		// A public link's visitor: the zip is one download of the link, counted (and refused past the limit) as a file's.
+		if (user.Profile === "shared") await this.deps.call("share.linkAccess", { login: user.Login, op: "download" }, user);
 		const zip = new ZipWriter();
-		res.writeHead(200, { "Content-Type": "application/zip", "Content-Disposition": `attachment; filename="selection-${uuid.slice(0, 8)}.zip"` });
+		const file = `${name || `selection-${uuid.slice(0, 8)}`}.zip`;
+		const ascii = file.replace(/[^\x20-\x7e]|["\\]/g, "_");
+		const disposition = `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(file).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+		res.writeHead(200, { "Content-Type": "application/zip", "Content-Disposition": disposition });
 		const sent = pipeline(zip.output, res);
 		const addFile = async (userPath: string, name: string) => {
 			const loc = await this.deps.call("tree.locate", { Path: userPath, need: "read" }, user);

@@ -38,6 +38,7 @@ describe("HTTP: selections downloaded as one zip through /io", function () {
 		const r = await fetch(`${node.url}/io/common-files/download-${sel.body.SelectionUUID}.zip`, { headers: { "X-Pydio-Bearer": token } });
 		assert.equal(r.status, 200);
 		assert.equal(r.headers.get("content-type"), "application/zip");
+		assert.equal(r.headers.get("content-disposition"), `attachment; filename="download.zip"; filename*=UTF-8''download.zip`, "named as the request names it");
 		assert.deepEqual(await entries(Buffer.from(await r.arrayBuffer())), { "one.txt": "1", "dir/two.txt": "22", "dir/deep/three.txt": "333" });
 	});
 

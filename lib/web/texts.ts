@@ -1,0 +1,11 @@
+// Why a public link is refused, in the words its page shows: written into the HTML by the gateway
+// (lib/web/public-page.ts) and shown again by the app (web/src/public/App.tsx). Plain data: the browser build
+// imports it too.
+import type { PublicLinkStatus } from "../contracts/share";
+
+export const REFUSALS: Record<Exclude<PublicLinkStatus, "ok">, { title: string; detail: string }> = {
+	unknown: { title: "This link does not exist", detail: "The address may be mistyped, or the link was deleted by the person who shared it." },
+	"not-started": { title: "This link is not active yet", detail: "The person who shared it made it usable from a later date: come back then." },
+	expired: { title: "This link has expired", detail: "It was usable until a date that has passed. Ask the person who shared it for a new one." },
+	exhausted: { title: "This link has reached its download limit", detail: "It allowed a fixed number of downloads and they have all been used." },
+};
