@@ -4,10 +4,12 @@
 import type { Migration, MigrationProvider } from "kysely";
 import type { DialectName } from "../sql";
 import { initial } from "./0001-initial";
+import { search } from "./0002-search";
 
 export function migrations(dialect: DialectName): Record<string, Migration> {
 	return {
 		"0001-initial": initial(dialect),
+		"0002-search": search(dialect),
 	};
 }
 
