@@ -156,28 +156,49 @@ export class SearchRepo {
 	// ---- text ----
 
 	/**
-	 * Claims the reading of a file's text at `etag`: true when this caller is to read it (no words for this etag
-	 * yet, and nobody claimed it in the last `staleAfterMs`). False when the node is gone, or its words for this
-	 * etag are stored or being read by someone else.
+	 * Claims the reading of files' texts at their etags; the uuids this caller is to read: those with no words for
+	 * this etag yet that nobody claimed in the last `staleAfterMs`. Not the nodes that are gone, nor the files whose
+	 * words for this etag are stored or being read by someone else. One statement for the whole list.
 	 */
-	async claimText(uuid: string, etag: string, staleAfterMs = 600_000): Promise<boolean> {
+	async claimTexts(items: readonly { uuid: string; etag: string }[], staleAfterMs = 600_000): Promise<string[]> {
+		if (!items.length) return [];
 		const now = Date.now();
-		const rows = await this.run(sql<{ uuid: string }>`insert into search_text (uuid, etag, words, claimed_at)
-			select uuid, ${etag}, null, ${now} from nodes where uuid = ${uuid}
+		const json = JSON.stringify(items);
+		const source = this.pg
+			? sql`select n.uuid, v.etag, null::text[], ${now}::bigint from jsonb_to_recordset(${json}::jsonb) as v(uuid text, etag text) join nodes n on n.uuid = v.uuid`
+			: sql`select n.uuid, v.value ->> 'etag', null, ${now} from json_each(${json}) v join nodes n on n.uuid = v.value ->> 'uuid' where true`;
+		const rows = await this.run(sql<{ uuid: string }>`insert into search_text (uuid, etag, words, claimed_at) ${source}
 			on conflict (uuid) do update set etag = excluded.etag, words = null, claimed_at = excluded.claimed_at
 			where search_text.etag <> excluded.etag or (search_text.claimed_at is not null and search_text.claimed_at < ${now - staleAfterMs})
 			returning uuid`);
-		return rows.length === 1;
+		return rows.map((r) => r.uuid);
+	}
+
+	/** claimTexts for one file: whether this caller is to read it. */
+	async claimText(uuid: string, etag: string, staleAfterMs = 600_000): Promise<boolean> {
+		return (await this.claimTexts([{ uuid, etag }], staleAfterMs)).length === 1;
 	}
 
 	/**
-	 * Stores the words of a file claimed at `etag` (null: it holds no text); ignored (false) when the file has
-	 * another etag since (a newer claim) or is gone.
+	 * Stores the words of files claimed at `etag` (null: no text), in one transaction; a file with another etag
+	 * since (a newer claim) or gone is left alone. How many were stored.
 	 */
+	async setTexts(items: readonly { uuid: string; etag: string; words: readonly string[] | null }[]): Promise<number> {
+		if (!items.length) return 0;
+		return this.db.transaction(async (trx) => {
+			let n = 0;
+			for (const it of items) {
+				const value = !it.words || !it.words.length ? null : this.pg ? sql`${[...it.words]}::text[]` : it.words.join(" ");
+				const r = await sql`update search_text set words = ${value}, claimed_at = null where uuid = ${it.uuid} and etag = ${it.etag}`.execute(trx);
+				n += Number(r.numAffectedRows ?? 0);
+			}
+			return n;
+		});
+	}
+
+	/** setTexts for one file: whether its words were stored. */
 	async setText(uuid: string, etag: string, words: readonly string[] | null): Promise<boolean> {
-		const value = !words || !words.length ? null : this.pg ? sql`${[...words]}::text[]` : words.join(" ");
-		const r = await sql`update search_text set words = ${value}, claimed_at = null where uuid = ${uuid} and etag = ${etag}`.execute(this.db.kysely);
-		return Number(r.numAffectedRows ?? 0) === 1;
+		return (await this.setTexts([{ uuid, etag, words }])) === 1;
 	}
 
 	/**

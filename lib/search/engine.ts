@@ -27,7 +27,7 @@ export interface SearchRequest {
 }
 
 /** What the engine needs of the store (lib/db SearchRepo). */
-export type SearchStore = Pick<SearchRepo, "upsertNames" | "staleNames" | "claimText" | "setText" | "staleTexts" | "counts" | "rows">;
+export type SearchStore = Pick<SearchRepo, "upsertNames" | "staleNames" | "claimTexts" | "setTexts" | "staleTexts" | "counts" | "rows">;
 
 export interface EngineDeps {
 	store: SearchStore;
@@ -39,6 +39,8 @@ export interface EngineDeps {
 export const DEFAULT_SIZE = 50;
 export const MAX_SIZE = 1000;
 const CONTENT_CONCURRENCY = 4;
+/** Files claimed and written together. */
+const CONTENT_BATCH = 64;
 /** A claim older than this is taken over (its reader died). */
 const CLAIM_STALE_MS = 10 * 60_000;
 
@@ -167,17 +169,31 @@ export class SearchEngine {
 
 	private async work(): Promise<void> {
 		try {
-			for (let node = this.nextContent(); node !== undefined; node = this.nextContent()) {
-				const etag = node.etag ?? "";
-				this.queued.delete(`${node.Uuid}\n${etag}`);
+			for (;;) {
+				// A batch at a time: one claim statement and one transaction for its words (a commit per file would
+				// cost a catch-up of 100,000 text files as many synchronous commits).
+				const batch: IndexNode[] = [];
+				for (let node = this.nextContent(); node !== undefined; node = batch.length < CONTENT_BATCH - 1 ? this.nextContent() : undefined) {
+					this.queued.delete(`${node.Uuid}\n${node.etag ?? ""}`);
+					batch.push(node);
+				}
+				if (!batch.length) return;
 				try {
-					if (!(await this.deps.store.claimText(node.Uuid, etag, CLAIM_STALE_MS))) continue;
-					const buf = await this.deps.readContent!(node);
-					const words = buf && looksLikeText(buf) ? tokenize(buf.toString("utf8")) : null;
-					await this.deps.store.setText(node.Uuid, etag, words);
+					const claimed = new Set(await this.deps.store.claimTexts(batch.map((n) => ({ uuid: n.Uuid, etag: n.etag ?? "" })), CLAIM_STALE_MS));
+					const texts: { uuid: string; etag: string; words: string[] | null }[] = [];
+					for (const node of batch) {
+						if (!claimed.has(node.Uuid)) continue;
+						try {
+							const buf = await this.deps.readContent!(node);
+							texts.push({ uuid: node.Uuid, etag: node.etag ?? "", words: buf && looksLikeText(buf) ? tokenize(buf.toString("utf8")) : null });
+						} catch (err) {
+							// The claim stays: another replica (or the next start's catch-up) takes it over once it is stale.
+							this.deps.onError?.(`reading the text of ${node.ds}/${node.path}`, err);
+						}
+					}
+					await this.deps.store.setTexts(texts);
 				} catch (err) {
-					// The claim stays: another replica (or the next start's catch-up) takes it over once it is stale.
-					this.deps.onError?.(`reading the text of ${node.ds}/${node.path}`, err);
+					this.deps.onError?.(`indexing the text of ${batch.length} files`, err);
 				}
 			}
 		} finally {
