@@ -59,6 +59,11 @@ export interface RowFilter {
 	minDate?: number;
 	maxDate?: number;
 	etag?: string;
+	/** Files whose folded name's extension (search_names.ext) is one of these: a superset of the matches of an
+	 * Extension query, narrowed further by the caller. */
+	exts?: string[];
+	/** Nodes whose metadata has a key (case-insensitive) of every group: each group is "any of these keys". */
+	metaKeys?: string[][];
 }
 
 /** Where the rows come from: every node of the scopes, or a candidate list (still within the scopes). */
@@ -315,6 +320,12 @@ export class SearchRepo {
 		if (f.minDate !== undefined) parts.push(sql`n.mtime >= ${f.minDate}`);
 		if (f.maxDate !== undefined) parts.push(sql`n.mtime <= ${f.maxDate}`);
 		if (f.etag !== undefined) parts.push(sql`n.etag = ${f.etag}`);
+		if (f.exts) parts.push(sql`n.type = 'LEAF' and exists (select 1 from search_names s where s.uuid = n.uuid and s.ext in (${sql.join(f.exts.length ? f.exts : [""])}))`);
+		for (const group of f.metaKeys ?? []) {
+			// The key as it appears in the JSON text of nodes.meta; ASCII case folded by LIKE (SQLite) / ILIKE.
+			const likes = group.map((k) => (this.pg ? sql`n.meta ilike ${`%${likeEscape(JSON.stringify(k))}:%`}` : sql`n.meta like ${`%${likeEscape(JSON.stringify(k))}:%`} escape '\\'`));
+			if (likes.length) parts.push(sql`(${sql.join(likes, sql` or `)})`);
+		}
 		return parts.length ? sql`and ${sql.join(parts, sql` and `)}` : sql``;
 	}
 

@@ -506,6 +506,19 @@ function geoOf(n: HitNode): { lat: number; lon: number } | null {
 	return null;
 }
 
+/**
+ * Metadata keys a match must have, as groups of alternatives: each `+Meta.key:...` clause, or the keys of the
+ * `Meta.key:...` clauses when every optional clause is one. Only ASCII keys: the store's LIKE folds ASCII case only.
+ */
+function metaKeyGroups(c: CompiledQuery): string[][] | undefined {
+	if (!c.free) return undefined;
+	const ascii = (k: string) => /^[\x20-\x7e]*$/.test(k);
+	const groups: string[][] = [];
+	for (const cl of c.free.must) if (cl.kind === "meta" && ascii(cl.key)) groups.push([cl.key]);
+	if (!c.free.must.length && c.free.should.length && c.free.should.every((cl) => cl.kind === "meta" && ascii(cl.key))) groups.push(c.free.should.map((cl) => (cl as { key: string }).key));
+	return groups.length ? groups : undefined;
+}
+
 /** Which rows the store is asked for: the narrowest candidate list the query has, else the scopes' subtrees. */
 function candidatesFor(c: CompiledQuery, roots: RootInfo[]): Candidates {
 	if (c.uuids) return { kind: "uuids", uuids: c.uuids };
@@ -605,6 +618,8 @@ export async function runSearch(source: RowSource, c: CompiledQuery, roots: Root
 					minDate: Number.isFinite(c.minDate) ? Math.ceil(c.minDate) : undefined,
 					maxDate: Number.isFinite(c.maxDate) ? Math.floor(c.maxDate) : undefined,
 					etag: c.etag,
+					exts: c.exts,
+					metaKeys: metaKeyGroups(c),
 				},
 		candidates: candidatesFor(c, roots),
 		hits: { words: c.words, either: c.nameOrContent?.words.length ? c.nameOrContent.words : undefined },
