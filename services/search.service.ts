@@ -131,13 +131,15 @@ const SearchService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		/**
 		 * The start's catch-up, on one replica of the cluster: the one that takes the lease. The others answer from
-		 * the shared store meanwhile. Retried while the tree's tables are not there yet (a first start).
+		 * the shared store meanwhile. It waits for the tree service first: the tree's start imports the nodes of an
+		 * older DATA_DIR without events, which the catch-up must see.
 		 */
 		async startCatchUp(this: This): Promise<void> {
 			const leases = new LeasesRepo(this.db);
 			const name = "search.catchup";
 			for (let attempt = 0; !this.stopping; attempt++) {
 				try {
+					await this.broker.waitForServices(["tree"], 10_000);
 					if (!(await leases.acquire(name, this.broker.nodeID, CATCHUP_LEASE_MS))) {
 						this.engine.markReady();
 						this.logger.info("search index: another replica catches up");
@@ -157,6 +159,12 @@ const SearchService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					return;
 				} catch (err) {
 					if (this.stopping) return;
+					// A tree with many nodes takes a while to start (an import): waiting longer is not a failure.
+					if ((err as { name?: string }).name === "MoleculerServerError" && /waiting is timed out/.test((err as Error).message)) {
+						this.logger.info("search index: waiting for the tree service");
+						attempt = -1;
+						continue;
+					}
 					this.logger.warn(`search index catch-up failed (attempt ${attempt + 1}): ${(err as Error).message}`);
 					await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** attempt)));
 				}
