@@ -71,6 +71,8 @@ export class SearchEngine {
 	private queued = new Set<string>();
 	private workers = 0;
 	private drained: (() => void)[] = [];
+	/** What the last catch-up did: names written, text files queued, and how long each part took. */
+	lastCatchUp?: { names: number; namesMs: number; textFiles: number; textsMs: number };
 
 	constructor(private readonly deps: EngineDeps) {}
 
@@ -85,11 +87,17 @@ export class SearchEngine {
 	catchUp(): Promise<void> {
 		if (this.catchingUp) return this.catchingUp;
 		const run = async () => {
+			const stats = { names: 0, namesMs: 0, textFiles: 0, textsMs: 0 };
+			let t = Date.now();
 			for await (const page of this.deps.store.staleNames()) {
 				await this.deps.store.upsertNames(page.map((r) => nameEntry(r.uuid, r.name)));
+				stats.names += page.length;
 			}
+			stats.namesMs = Date.now() - t;
+			this.lastCatchUp = stats;
 			this.ready = true;
 			if (!this.deps.readContent) return;
+			t = Date.now();
 			for await (const page of this.deps.store.staleTexts({ maxBytes: MAX_CONTENT_BYTES, exts: textFileKeys(), staleAfterMs: CLAIM_STALE_MS })) {
 				for (const r of page) {
 					let meta: Record<string, string> | undefined;
@@ -100,10 +108,12 @@ export class SearchEngine {
 					}
 					const node: IndexNode = { Uuid: r.uuid, ds: r.ds, path: r.path, name: r.name, type: "LEAF", size: Number(r.size), etag: r.etag ?? undefined, key: r.key ?? undefined, meta };
 					this.enqueue(node);
+					stats.textFiles++;
 				}
 				// One window of files at a time: the queue never holds more than a page of the store.
 				await this.contentIdle();
 			}
+			stats.textsMs = Date.now() - t;
 		};
 		this.catchingUp = run().finally(() => (this.catchingUp = null));
 		return this.catchingUp;
