@@ -138,9 +138,10 @@ export class SearchRepo {
 
 	/**
 	 * The nodes whose name is not indexed as it is now (never indexed, or renamed since), `window` nodes of the
-	 * store at a time in uuid order: each page is a bounded read, whatever the number of nodes.
+	 * store at a time in uuid order: each page is a bounded read, whatever the number of nodes, and a short one
+	 * (better-sqlite3 holds the event loop while a statement runs).
 	 */
-	async *staleNames(window = 5000): AsyncGenerator<{ uuid: string; name: string }[]> {
+	async *staleNames(window = 1000): AsyncGenerator<{ uuid: string; name: string }[]> {
 		for (let after = ""; ; ) {
 			const end = await this.windowEnd("nodes", after, window);
 			const upto = end === undefined ? sql`` : sql`and n.uuid <= ${end}`;
@@ -212,7 +213,7 @@ export class SearchRepo {
 	 * `window` nodes at a time. Names must be current (staleNames first): the extension comes from search_names.
 	 */
 	async *staleTexts(opts: { maxBytes: number; exts: readonly string[]; staleAfterMs?: number; window?: number }): AsyncGenerator<TextCandidate[]> {
-		const window = opts.window ?? 5000;
+		const window = opts.window ?? 1000;
 		const cutoff = Date.now() - (opts.staleAfterMs ?? 600_000);
 		const exts = this.pg ? sql`s.ext = any(${[...opts.exts]}::text[])` : sql`s.ext in (select value from json_each(${JSON.stringify(opts.exts)}))`;
 		for (let after = ""; ; ) {
