@@ -413,6 +413,28 @@ export interface ShareLinksTable {
 	extra: string;
 }
 
+/** Search's folded names (migration 0002; SQLite adds an integer `id` for its FTS5 table). */
+export interface SearchNamesTable {
+	uuid: string;
+	/** The name as it was folded (compared with nodes.name to find missed renames). */
+	name: string;
+	/** lib/strings foldText of the name. */
+	folded: string;
+	/** Lower-case extension, or the whole folded name when it has no dot (lib/search/content isTextFile's key). */
+	ext: string;
+}
+
+/** Search's words of small text files (migration 0002). */
+export interface SearchTextTable {
+	uuid: string;
+	/** The node's etag the words were read at ("" when it has none). */
+	etag: string;
+	/** SQLite: space-separated words; PostgreSQL: text[]. Null while claimed, or when the file holds no text. */
+	words: string | string[] | null;
+	/** Unix ms when a replica claimed the file to read it; null once done. */
+	claimed_at: number | null;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -446,6 +468,8 @@ export interface Database {
 	activity_subscriptions: ActivitySubscriptionsTable;
 	activity_markers: ActivityMarkersTable;
 	share_links: ShareLinksTable;
+	search_names: SearchNamesTable;
+	search_text: SearchTextTable;
 }
 
 export type TableName = keyof Database;

@@ -1,11 +1,20 @@
-// The search engine of one process: builds the index from `tree.scan` pages, keeps it correct from
-// `tree.changed` events (buffered while a build runs, replayed after it), reads the text of small text files in
-// the background, and answers treeSearchRequests for a caller given her workspace roots.
-import { SearchIndex, LEAF, type IndexNode } from "./index";
+// The search engine of one replica: answers treeSearchRequests from the index in the SQL store (lib/db/search.ts),
+// keeps that index current from `tree.changed` events, and catches up at start with what changed while no replica
+// ran. Nothing is held per node: memory is a page of rows per search, and the files whose text waits to be read.
+//
+// What is derived, and when:
+// - folded names: written on create and move (rename) events, one idempotent upsert each; at start, `catchUp`
+//   compares every node's name with the one indexed, a window of the store at a time, and writes only the
+//   differences (nothing at all after a clean stop). Deletes cascade in the store.
+// - words of small text files: on create/content/meta/move events (and for what `catchUp` finds unread or stale)
+//   the file is queued; a worker claims (file, etag) in the store first, so that when several replicas receive the
+//   same event only one reads the file, then stores its words, ignored if the file changed meanwhile.
+import { MAX_CONTENT_BYTES, isTextFile, looksLikeText, textFileKeys, textKeyOf, tokenize } from "./content";
+import { baseName, type IndexNode } from "./index";
 import { compileQuery, presentHit, runSearch, sortKey, type RootInfo, type TreeQuery } from "./query";
-import { isTextFile, looksLikeText, tokenize } from "./content";
+import type { NameEntry, SearchRepo } from "../db/search";
 import type { TreeChange } from "../contracts/tree";
-
+import { foldText } from "../strings";
 
 export interface SearchRequest {
 	Query?: TreeQuery;
@@ -17,9 +26,11 @@ export interface SearchRequest {
 	StatFlags?: number[];
 }
 
+/** What the engine needs of the store (lib/db SearchRepo). */
+export type SearchStore = Pick<SearchRepo, "upsertNames" | "staleNames" | "claimTexts" | "setTexts" | "staleTexts" | "counts" | "rows">;
+
 export interface EngineDeps {
-	/** Every node, page by page in uuid order (`tree.scan`). */
-	scan(after: string | undefined, limit: number): Promise<IndexNode[]>;
+	store: SearchStore;
 	/** The bytes of a file (at most MAX_CONTENT_BYTES), or null when they cannot be read. */
 	readContent?(node: IndexNode): Promise<Buffer | null>;
 	onError?(what: string, err: unknown): void;
@@ -28,26 +39,40 @@ export interface EngineDeps {
 export const DEFAULT_SIZE = 50;
 export const MAX_SIZE = 1000;
 const CONTENT_CONCURRENCY = 4;
-/** A re-layout (lib/search/index.ts) runs when this many nodes, and a quarter of the index, were added since the last. */
-const RELAYOUT_MIN_INSERTS = 50_000;
+/** Files claimed and written together. */
+const CONTENT_BATCH = 64;
+/** A claim older than this is taken over (its reader died). */
+const CLAIM_STALE_MS = 10 * 60_000;
 
 function validNode(n: unknown): n is IndexNode {
 	const o = n as IndexNode;
 	return !!o && typeof o.Uuid === "string" && typeof o.ds === "string" && typeof o.path === "string" && (o.type === "LEAF" || o.type === "COLLECTION");
 }
 
+function nameEntry(uuid: string, name: string): NameEntry {
+	const folded = foldText(name);
+	return { uuid, name, folded, ext: textKeyOf(folded) };
+}
+
+function mimeOf(meta: Record<string, string> | undefined): string | undefined {
+	const m = meta?.mime;
+	return typeof m === "string" ? m : undefined;
+}
+
 export class SearchEngine {
-	index = new SearchIndex();
-	private building: Promise<void> | null = null;
 	private ready = false;
-	private buffered: TreeChange[] = [];
-	/** Files whose text is to be read, oldest first from `contentHead` (a shift() per item is quadratic at 1M). */
-	private contentQueue: string[] = [];
+	private catchingUp: Promise<void> | null = null;
+	/** Events are written in the order they came: the tail of that chain. */
+	private events: Promise<void> = Promise.resolve();
+	private pendingEvents = 0;
+	/** Files whose text is to be read, oldest first from `contentHead`. */
+	private contentQueue: IndexNode[] = [];
 	private contentHead = 0;
 	private queued = new Set<string>();
 	private workers = 0;
 	private drained: (() => void)[] = [];
-	private relayoutPending = false;
+	/** What the last catch-up did: names written, text files queued, and how long each part took. */
+	lastCatchUp?: { names: number; namesMs: number; textFiles: number; textsMs: number };
 
 	constructor(private readonly deps: EngineDeps) {}
 
@@ -55,114 +80,97 @@ export class SearchEngine {
 		return this.ready;
 	}
 
-	/** (Re)builds the index from the tree; events received meanwhile are applied after. */
-	build(pageSize = 10_000): Promise<void> {
-		if (this.building) return this.building;
-		const run = async () => {
-			await Promise.resolve(); // `this.building` is set before anything below can fail
-			let fresh: SearchIndex;
-			try {
-				fresh = new SearchIndex();
-				fresh.beginBulk();
-				let after: string | undefined;
-				for (;;) {
-					const page = await this.deps.scan(after, pageSize);
-					for (const n of page) if (validNode(n)) fresh.upsert(n);
-					if (page.length < pageSize) break;
-					after = page[page.length - 1].Uuid;
-				}
-				fresh.endBulk();
-			} catch (err) {
-				// The index in service (if any) stays, with what happened meanwhile.
-				this.building = null;
-				this.replay();
-				throw err;
-			}
-			this.index = fresh;
-			this.ready = true;
-			// Synchronously from here: no event can slip between the replay and the end of the build.
-			this.building = null;
-			this.replay();
-			for (let s = 0; s < fresh.highWater; s++) if (fresh.types[s] === LEAF) this.enqueueSlot(s);
-		};
-		this.building = run();
-		return this.building;
-	}
-
-	private replay(): void {
-		const events = this.buffered;
-		this.buffered = [];
-		if (this.ready) for (const ev of events) this.applyNow(ev);
-	}
-
 	/**
-	 * Applies a `tree.changed` event, or keeps it for after the build in progress (its pages may predate it).
-	 * Before any build, events are dropped: the build's scan will see their effect.
+	 * Brings the index up to date with the nodes (names first, then texts). Searches answer meanwhile, from what is
+	 * indexed. Run once per cluster at start (the service takes a lease); running it twice is harmless.
 	 */
+	catchUp(): Promise<void> {
+		if (this.catchingUp) return this.catchingUp;
+		const run = async () => {
+			const stats = { names: 0, namesMs: 0, textFiles: 0, textsMs: 0 };
+			let t = Date.now();
+			for await (const page of this.deps.store.staleNames()) {
+				await this.deps.store.upsertNames(page.map((r) => nameEntry(r.uuid, r.name)));
+				stats.names += page.length;
+			}
+			stats.namesMs = Date.now() - t;
+			this.lastCatchUp = stats;
+			this.ready = true;
+			if (!this.deps.readContent) return;
+			t = Date.now();
+			for await (const page of this.deps.store.staleTexts({ maxBytes: MAX_CONTENT_BYTES, exts: textFileKeys(), staleAfterMs: CLAIM_STALE_MS })) {
+				for (const r of page) {
+					let meta: Record<string, string> | undefined;
+					try {
+						meta = JSON.parse(r.meta) as Record<string, string>;
+					} catch {
+						meta = undefined;
+					}
+					const node: IndexNode = { Uuid: r.uuid, ds: r.ds, path: r.path, name: r.name, type: "LEAF", size: Number(r.size), etag: r.etag ?? undefined, key: r.key ?? undefined, meta };
+					this.enqueue(node);
+					stats.textFiles++;
+				}
+				// One window of files at a time: the queue never holds more than a page of the store.
+				await this.contentIdle();
+			}
+			stats.textsMs = Date.now() - t;
+		};
+		this.catchingUp = run().finally(() => (this.catchingUp = null));
+		return this.catchingUp;
+	}
+
+	/** Marks the index ready without a catch-up (another replica runs it). */
+	markReady(): void {
+		this.ready = true;
+	}
+
+	/** Applies a `tree.changed` event (in order with the others). */
 	apply(ev: TreeChange): void {
 		if (!ev || !validNode(ev.node)) return;
-		if (this.building) this.buffered.push(ev);
-		else if (this.ready) this.applyNow(ev);
+		this.pendingEvents++;
+		this.events = this.events
+			.then(() => this.applyNow(ev))
+			.catch((err) => this.deps.onError?.(`applying a ${ev.type} of ${ev.node.ds}/${ev.node.path}`, err))
+			.finally(() => this.pendingEvents--);
 	}
 
-	private applyNow(ev: TreeChange): void {
-		const idx = this.index;
-		// Nodes added since the last layout sit at the end of the columns: lay them out again now and then.
-		if (idx.insertsSinceLayout > Math.max(RELAYOUT_MIN_INSERTS, idx.count / 4) && !this.relayoutPending) {
-			this.relayoutPending = true;
-			setImmediate(() => {
-				this.relayoutPending = false;
-				if (this.index === idx) idx.relayout();
-			});
-		}
+	private async applyNow(ev: TreeChange): Promise<void> {
 		const n = ev.node;
-		switch (ev.type) {
-			case "delete":
-				idx.removeTree(n.Uuid, n.ds, n.path);
-				return;
-			case "move": {
-				const r = ev.from ? idx.moveTree(ev.from.ds, ev.from.path, n) : idx.upsert(n);
-				if (r.contentChanged) this.enqueueSlot(r.slot);
-				return;
-			}
-			case "create":
-			case "content":
-			case "meta": {
-				const r = idx.upsert(n);
-				if (r.contentChanged || (ev.type === "content" && !idx.hasContent(r.slot))) this.enqueueSlot(r.slot);
-				return;
-			}
-		}
+		if (ev.type === "delete") return; // the store cascades
+		await this.deps.store.upsertNames([nameEntry(n.Uuid, n.name || baseName(n.path))]);
+		if (n.type === "LEAF") this.enqueue(n);
+	}
+
+	/** Resolves once the events received so far are written (a search sees what happened before it). */
+	settled(): Promise<void> {
+		return this.events;
 	}
 
 	private pendingContent(): number {
 		return this.contentQueue.length - this.contentHead;
 	}
 
-	private nextContent(): string | undefined {
+	private nextContent(): IndexNode | undefined {
 		if (this.contentHead >= this.contentQueue.length) {
 			this.contentQueue = [];
 			this.contentHead = 0;
 			return undefined;
 		}
-		const uuid = this.contentQueue[this.contentHead++];
-		// Drop what was taken now and then, so that a long queue does not keep its whole past.
+		const node = this.contentQueue[this.contentHead++];
 		if (this.contentHead >= 4096 && this.contentHead * 2 >= this.contentQueue.length) {
 			this.contentQueue = this.contentQueue.slice(this.contentHead);
 			this.contentHead = 0;
 		}
-		return uuid;
+		return node;
 	}
 
-	private enqueueSlot(slot: number): void {
-		if (!this.deps.readContent) return;
-		const idx = this.index;
-		if (idx.types[slot] !== LEAF) return;
-		const uuid = idx.uuids[slot] as string;
-		if (!isTextFile(idx.lnames[slot], idx.sizes[slot], idx.metaOf(slot)?.mime)) return;
-		if (this.queued.has(uuid)) return;
-		this.queued.add(uuid);
-		this.contentQueue.push(uuid);
+	private enqueue(node: IndexNode): void {
+		if (!this.deps.readContent || node.type !== "LEAF") return;
+		if (!isTextFile(node.name || baseName(node.path), node.size ?? 0, mimeOf(node.meta))) return;
+		const key = `${node.Uuid}\n${node.etag ?? ""}`;
+		if (this.queued.has(key)) return;
+		this.queued.add(key);
+		this.contentQueue.push(node);
 		while (this.workers < CONTENT_CONCURRENCY && this.pendingContent() > 0) {
 			this.workers++;
 			void this.work();
@@ -171,18 +179,31 @@ export class SearchEngine {
 
 	private async work(): Promise<void> {
 		try {
-			for (let uuid = this.nextContent(); uuid !== undefined; uuid = this.nextContent()) {
-				this.queued.delete(uuid);
-				const idx = this.index;
-				const slot = idx.slotOf(uuid);
-				const node = slot >= 0 ? idx.node(slot) : null;
-				if (!node || node.type !== "LEAF") continue;
+			for (;;) {
+				// A batch at a time: one claim statement and one transaction for its words (a commit per file would
+				// cost a catch-up of 100,000 text files as many synchronous commits).
+				const batch: IndexNode[] = [];
+				for (let node = this.nextContent(); node !== undefined; node = batch.length < CONTENT_BATCH - 1 ? this.nextContent() : undefined) {
+					this.queued.delete(`${node.Uuid}\n${node.etag ?? ""}`);
+					batch.push(node);
+				}
+				if (!batch.length) return;
 				try {
-					const buf = await this.deps.readContent!(node);
-					if (!buf || !looksLikeText(buf)) continue;
-					idx.setContent(uuid, node.etag, tokenize(buf.toString("utf8")));
+					const claimed = new Set(await this.deps.store.claimTexts(batch.map((n) => ({ uuid: n.Uuid, etag: n.etag ?? "" })), CLAIM_STALE_MS));
+					const texts: { uuid: string; etag: string; words: string[] | null }[] = [];
+					for (const node of batch) {
+						if (!claimed.has(node.Uuid)) continue;
+						try {
+							const buf = await this.deps.readContent!(node);
+							texts.push({ uuid: node.Uuid, etag: node.etag ?? "", words: buf && looksLikeText(buf) ? tokenize(buf.toString("utf8")) : null });
+						} catch (err) {
+							// The claim stays: another replica (or the next start's catch-up) takes it over once it is stale.
+							this.deps.onError?.(`reading the text of ${node.ds}/${node.path}`, err);
+						}
+					}
+					await this.deps.store.setTexts(texts);
 				} catch (err) {
-					this.deps.onError?.(`reading the text of ${node.ds}/${node.path}`, err);
+					this.deps.onError?.(`indexing the text of ${batch.length} files`, err);
 				}
 			}
 		} finally {
@@ -191,10 +212,18 @@ export class SearchEngine {
 		}
 	}
 
-	/** Resolves when no file text is waiting to be read (tests, bench). */
-	idle(): Promise<void> {
+	private contentIdle(): Promise<void> {
 		if (!this.workers && !this.pendingContent()) return Promise.resolve();
 		return new Promise((resolve) => this.drained.push(resolve));
+	}
+
+	/** Resolves when the events received are written and no file text waits to be read (tests, bench). */
+	async idle(): Promise<void> {
+		for (;;) {
+			await this.events;
+			await this.contentIdle();
+			if (!this.pendingEvents && !this.workers && !this.pendingContent()) return;
+		}
 	}
 
 	/**
@@ -202,23 +231,26 @@ export class SearchEngine {
 	 * Cells answers the number of results returned (the page length), but the issue asks for "paginated
 	 * (From/Size) with Total", and a client needs the real count to page. No Query: `{Total: 0}`, as Cells.
 	 */
-	search(req: SearchRequest, roots: RootInfo[]) {
+	async search(req: SearchRequest, roots: RootInfo[]) {
 		if (!req.Query) return { Total: 0 };
 		const compiled = compileQuery(req.Query);
 		const size = Math.min(req.Size && req.Size > 0 ? req.Size : DEFAULT_SIZE, MAX_SIZE);
 		const from = req.From && req.From > 0 ? req.From : 0;
-		const { total, hits } = runSearch(this.index, compiled, roots, { from, size, sort: sortKey(req.SortField), desc: req.SortDirDesc === true });
-		return { Results: hits.map((h) => presentHit(this.index, h)), Total: total };
+		const sort = sortKey(req.SortField);
+		await this.settled();
+		const { total, hits } = await runSearch(this.deps.store, compiled, roots, { from, size, sort, desc: req.SortDirDesc === true });
+		return { Results: hits.map(presentHit), Total: total };
 	}
 
-	status() {
+	async status() {
+		const { names, texts } = await this.deps.store.counts();
 		return {
 			Ready: this.ready,
-			Building: !!this.building,
-			Nodes: this.index.count,
-			TextFiles: this.index.content.indexedFiles,
-			Words: this.index.content.distinctWords,
+			CatchingUp: !!this.catchingUp,
+			Nodes: names,
+			TextFiles: texts,
 			PendingText: this.pendingContent() + this.workers,
+			PendingEvents: this.pendingEvents,
 		};
 	}
 }

@@ -1,8 +1,16 @@
-// treeQuery -> a compiled query (all criteria ANDed, checked once, bad input -> 400), and its execution over a
-// SearchIndex within the caller's readable workspace roots: the matches, counted, ordered and paged.
+// treeQuery -> a compiled query (all criteria ANDed, checked once, bad input -> 400), and its execution over the
+// index in the store within the caller's readable workspace roots: the matches, counted, ordered and paged.
+//
+// Execution: the store narrows (lib/db/search.ts: a candidate list from the name trigrams or the words of text
+// files when the query has one, else the scopes' subtrees; with the size, date, type and etag bounds as SQL), and
+// every row it returns is checked here against the whole query (wildcards, hidden paths, recycle bins, depth,
+// metadata, geo, Not), so that the answer does not depend on which access path the store took. Rows come a page
+// at a time: the memory of a search is a page plus the From+Size best hits, whatever the number of nodes.
 import { BadRequestError } from "../errors";
 import { splitPath, joinPath } from "../tree/paths";
-import { baseName, COLLECTION, depthOf, LEAF, type SearchIndex } from "./index";
+import { baseName, COLLECTION, depthOf, extensionOf, isHiddenPath, LEAF, metaValues } from "./index";
+import type { Candidates, RowQuery, SearchRow } from "../db/search";
+import { MIN_NAME_LITERAL } from "../db/search";
 import { queryWords } from "./content";
 import { escapeRegExp, foldText } from "../strings";
 
@@ -304,7 +312,7 @@ export function compileQuery(q: TreeQuery, now = Date.now() / 1000): CompiledQue
 
 interface Scope {
 	root: RootInfo;
-	dsId: number;
+	ds: string;
 	/** Datasource path under which nodes are searched ("" = the whole datasource). */
 	prefix: string;
 	/** The workspace's recycle bin (datasource path), whose content is never returned. */
@@ -348,23 +356,36 @@ export interface SearchOptions {
 	desc?: boolean;
 }
 
+/** A row of the store as a search handles it: the folded name, parsed metadata on demand. */
+export interface HitNode extends SearchRow {
+	lname: string;
+	parsedMeta?: Record<string, string>;
+}
+
 export interface Hit {
-	slot: number;
+	node: HitNode;
 	root: RootInfo;
 }
 
-/** Above `rangeScanLimit` nodes in the caller's scope, a name query scans the name text instead of the scope. */
-export const tuning = { rangeScanLimit: 100_000 };
+/** Where rows come from (lib/db SearchRepo). */
+export interface RowSource {
+	rows(q: RowQuery, pageSize?: number): AsyncIterable<SearchRow[]>;
+}
 
-function scopesFor(index: SearchIndex, roots: RootInfo[], prefixes: string[] | undefined): Scope[] {
+/**
+ * `useCandidates: false` makes every query read its scopes' subtrees (the tests run each query both ways: the
+ * answers must not depend on the access path). `pageSize`: rows per statement; small, because on SQLite a
+ * statement holds the event loop while it runs.
+ */
+export const tuning = { useCandidates: true, pageSize: 500 };
+
+function scopesFor(roots: RootInfo[], prefixes: string[] | undefined): Scope[] {
 	const readable = roots.filter((r) => r.read !== false);
 	const out: Scope[] = [];
 	const add = (root: RootInfo, rel: string, depth: number) => {
-		const dsId = index.dsId(root.ds);
-		if (dsId < 0) return;
 		const prefix = joinPath(root.rootPath, rel);
-		if (out.some((s) => s.dsId === dsId && s.prefix === prefix)) return;
-		out.push({ root, dsId, prefix, recycle: joinPath(root.rootPath, "recycle_bin"), childDepth: depth + 1, prefixDepth: depthOf(prefix), rootDepth: depthOf(root.rootPath) });
+		if (out.some((s) => s.ds === root.ds && s.prefix === prefix)) return;
+		out.push({ root, ds: root.ds, prefix, recycle: joinPath(root.rootPath, "recycle_bin"), childDepth: depth + 1, prefixDepth: depthOf(prefix), rootDepth: depthOf(root.rootPath) });
 	};
 	if (!prefixes) {
 		for (const r of readable) add(r, "", 1);
@@ -382,75 +403,51 @@ function scopesFor(index: SearchIndex, roots: RootInfo[], prefixes: string[] | u
 	return out;
 }
 
-/** Orders hits: (slot, scope rank) pairs. */
-type HitOrder = (a: number, ra: number, b: number, rb: number) => number;
+interface Ranked {
+	node: HitNode;
+	rank: number;
+}
+type HitOrder = (a: Ranked, b: Ranked) => number;
 
-/** The best k hits seen so far (a max-heap: the worst kept hit on top), or the first k when they come in order. */
+const cmpStr = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The best k hits seen so far: a max-heap, the worst kept hit on top. */
 class TopK {
-	slots: number[] = [];
-	ranks: number[] = [];
-	/** `ordered`: hits arrive already in order, the first k are the answer (no heap). */
-	ordered = false;
+	heap: Ranked[] = [];
 
 	constructor(
 		private readonly k: number,
 		private readonly cmp: HitOrder,
 	) {}
 
-	private c(i: number, j: number): number {
-		return this.cmp(this.slots[i], this.ranks[i], this.slots[j], this.ranks[j]);
-	}
-
-	offer(slot: number, rank: number): void {
-		const h = this.slots;
+	offer(h: Ranked): void {
+		const a = this.heap;
 		if (this.k === 0) return;
-		if (h.length < this.k) {
-			h.push(slot);
-			this.ranks.push(rank);
-			if (!this.ordered) this.up(h.length - 1);
-		} else if (!this.ordered && this.cmp(slot, rank, h[0], this.ranks[0]) < 0) {
-			h[0] = slot;
-			this.ranks[0] = rank;
-			this.down(0);
+		if (a.length < this.k) {
+			a.push(h);
+			for (let i = a.length - 1; i > 0; ) {
+				const p = (i - 1) >> 1;
+				if (this.cmp(a[i], a[p]) <= 0) break;
+				[a[i], a[p]] = [a[p], a[i]];
+				i = p;
+			}
+		} else if (this.cmp(h, a[0]) < 0) {
+			a[0] = h;
+			for (let i = 0; ; ) {
+				const l = 2 * i + 1;
+				const r = l + 1;
+				let m = i;
+				if (l < a.length && this.cmp(a[l], a[m]) > 0) m = l;
+				if (r < a.length && this.cmp(a[r], a[m]) > 0) m = r;
+				if (m === i) break;
+				[a[i], a[m]] = [a[m], a[i]];
+				i = m;
+			}
 		}
 	}
 
-	private swap(i: number, j: number): void {
-		const s = this.slots[i];
-		this.slots[i] = this.slots[j];
-		this.slots[j] = s;
-		const r = this.ranks[i];
-		this.ranks[i] = this.ranks[j];
-		this.ranks[j] = r;
-	}
-
-	private up(i: number): void {
-		while (i > 0) {
-			const p = (i - 1) >> 1;
-			if (this.c(i, p) <= 0) return;
-			this.swap(i, p);
-			i = p;
-		}
-	}
-
-	private down(i: number): void {
-		const n = this.slots.length;
-		for (;;) {
-			const l = 2 * i + 1;
-			const r = l + 1;
-			let m = i;
-			if (l < n && this.c(l, m) > 0) m = l;
-			if (r < n && this.c(r, m) > 0) m = r;
-			if (m === i) return;
-			this.swap(i, m);
-			i = m;
-		}
-	}
-
-	/** The kept hits in order, as (slot, rank) pairs. */
-	sorted(): { slot: number; rank: number }[] {
-		const hits = this.slots.map((slot, i) => ({ slot, rank: this.ranks[i] }));
-		return this.ordered ? hits : hits.sort((a, b) => this.cmp(a.slot, a.rank, b.slot, b.rank));
+	sorted(): Ranked[] {
+		return [...this.heap].sort(this.cmp);
 	}
 }
 
@@ -458,274 +455,223 @@ class TopK {
  * The order of results: by workspace (scope rank, slug order) then path inside it, which is the user path
  * order; or by a field, ties broken the same way.
  */
-function comparator(index: SearchIndex, key: SortKey, desc: boolean): HitOrder {
-	const { paths, displaced } = index;
-	// Slots untouched since the last layout are numbered in path order: no need to read their paths.
-	const byPath: HitOrder = (a, ra, b, rb) => ra - rb || (displaced[a] === 0 && displaced[b] === 0 ? a - b : (paths[a] < paths[b] ? -1 : paths[a] > paths[b] ? 1 : 0) || a - b);
+function comparator(key: SortKey, desc: boolean): HitOrder {
+	const byPath: HitOrder = (a, b) => a.rank - b.rank || cmpStr(a.node.path, b.node.path) || cmpStr(a.node.uuid, b.node.uuid);
 	const sign = desc ? -1 : 1;
 	switch (key) {
-		case "mtime": {
-			const v = index.mtimes;
-			return (a, ra, b, rb) => sign * (v[a] - v[b]) || byPath(a, ra, b, rb);
-		}
-		case "size": {
-			const v = index.sizes;
-			return (a, ra, b, rb) => sign * (v[a] - v[b]) || byPath(a, ra, b, rb);
-		}
-		case "name": {
-			const v = index.lnames;
-			return (a, ra, b, rb) => sign * (v[a] < v[b] ? -1 : v[a] > v[b] ? 1 : 0) || byPath(a, ra, b, rb);
-		}
+		case "mtime":
+			return (a, b) => sign * (a.node.mtime - b.node.mtime) || byPath(a, b);
+		case "size":
+			return (a, b) => sign * (a.node.size - b.node.size) || byPath(a, b);
+		case "name":
+			return (a, b) => sign * cmpStr(a.node.lname, b.node.lname) || byPath(a, b);
 		default:
-			return desc ? (a, ra, b, rb) => byPath(b, rb, a, ra) : byPath;
+			return desc ? (a, b) => byPath(b, a) : byPath;
 	}
+}
+
+function metaOf(n: HitNode): Record<string, string> {
+	if (!n.parsedMeta) {
+		let m: unknown;
+		try {
+			m = JSON.parse(n.meta || "{}");
+		} catch {
+			m = {};
+		}
+		n.parsedMeta = m && typeof m === "object" && !Array.isArray(m) ? (m as Record<string, string>) : {};
+	}
+	return n.parsedMeta;
+}
+
+/** Decoded lower-case values of one meta key (matched case-insensitively) of a node. */
+function metaValuesOf(n: HitNode, key: string): string[] | undefined {
+	let out: string[] | undefined;
+	for (const [k, v] of Object.entries(metaOf(n))) if (typeof v === "string" && k.toLowerCase() === key) (out ??= []).push(...metaValues(v));
+	return out;
+}
+
+const GEO_KEYS = ["geolocation", "geo", "location"];
+
+function geoOf(n: HitNode): { lat: number; lon: number } | null {
+	for (const [k, raw] of Object.entries(metaOf(n))) {
+		if (!GEO_KEYS.includes(k.toLowerCase()) || typeof raw !== "string") continue;
+		try {
+			const v = JSON.parse(raw) as Record<string, unknown>;
+			const lat = Number(v.lat ?? v.Lat ?? v.latitude);
+			const lon = Number(v.lon ?? v.Lon ?? v.lng ?? v.longitude);
+			if (Number.isFinite(lat) && Number.isFinite(lon)) return { lat, lon };
+		} catch {
+			/* not a point */
+		}
+	}
+	return null;
+}
+
+/**
+ * Metadata keys a match must have, as groups of alternatives: each `+Meta.key:...` clause, or the keys of the
+ * `Meta.key:...` clauses when every optional clause is one. Only ASCII keys: the store's LIKE folds ASCII case only.
+ */
+function metaKeyGroups(c: CompiledQuery): string[][] | undefined {
+	if (!c.free) return undefined;
+	const ascii = (k: string) => /^[\x20-\x7e]*$/.test(k);
+	const groups: string[][] = [];
+	for (const cl of c.free.must) if (cl.kind === "meta" && ascii(cl.key)) groups.push([cl.key]);
+	if (!c.free.must.length && c.free.should.length && c.free.should.every((cl) => cl.kind === "meta" && ascii(cl.key))) groups.push(c.free.should.map((cl) => (cl as { key: string }).key));
+	return groups.length ? groups : undefined;
+}
+
+/** Which rows the store is asked for: the narrowest candidate list the query has, else the scopes' subtrees. */
+function candidatesFor(c: CompiledQuery, roots: RootInfo[]): Candidates {
+	if (c.uuids) return { kind: "uuids", uuids: c.uuids };
+	if (c.paths) {
+		const places: { ds: string; path: string }[] = [];
+		for (const p of c.paths) {
+			const segs = splitPath(p, "Paths");
+			const root = roots.find((r) => r.Slug === segs[0]);
+			if (root) places.push({ ds: root.ds, path: joinPath(root.rootPath, segs.slice(1).join("/")) });
+		}
+		return { kind: "places", places };
+	}
+	if (c.not || !tuning.useCandidates) return { kind: "scopes" };
+	if (c.words) return { kind: "words", words: c.words };
+	if (c.name && Array.from(c.name.literal).length >= MIN_NAME_LITERAL) return { kind: "name", literal: c.name.literal };
+	return { kind: "scopes" };
 }
 
 /**
  * Runs a compiled query for a caller whose workspaces are `roots`: only nodes below a readable root (not the roots
  * themselves, nothing hidden, nothing in a recycle bin). Returns the total number of matches and the asked page.
  */
-export function runSearch(index: SearchIndex, c: CompiledQuery, roots: RootInfo[], opts: SearchOptions): { total: number; hits: Hit[] } {
-	const scopes = scopesFor(index, roots, c.prefixes);
+export async function runSearch(source: RowSource, c: CompiledQuery, roots: RootInfo[], opts: SearchOptions): Promise<{ total: number; hits: Hit[] }> {
+	const scopes = scopesFor(roots, c.prefixes);
 	if (!scopes.length) return { total: 0, hits: [] };
 	// Scope ranks: workspaces in slug order (then prefix), for the default order of results.
 	const rankOf = new Array<number>(scopes.length);
 	scopes
 		.map((s, k) => ({ s, k }))
-		.sort((x, y) => (x.s.root.Slug < y.s.root.Slug ? -1 : x.s.root.Slug > y.s.root.Slug ? 1 : x.s.prefix < y.s.prefix ? -1 : x.s.prefix > y.s.prefix ? 1 : 0))
+		.sort((x, y) => cmpStr(x.s.root.Slug, y.s.root.Slug) || cmpStr(x.s.prefix, y.s.prefix))
 		.forEach(({ k }, rank) => (rankOf[k] = rank));
-	const { types, sizes, mtimes, exts, hidden, lnames, paths, dsIds, depths, binDepths } = index;
 
-	// Allowed extension ids as a lookup table.
-	let extOk: Uint8Array | undefined;
-	if (c.exts) {
-		extOk = new Uint8Array(index.extCount);
-		for (const e of c.exts) {
-			const id = index.extId(e);
-			if (id >= 0) extOk[id] = 1;
-		}
-	}
-	const geoKeys = ["geolocation", "geo", "location"];
-
-	// Which scope a node falls in (the first one), or -1. The typed columns answer before any path is read.
-	const scopeOf = (slot: number): number => {
-		const ds = dsIds[slot];
-		const depth = depths[slot];
+	// Which scope a node falls in (the first one), or -1.
+	const scopeOf = (n: HitNode): number => {
 		for (let k = 0; k < scopes.length; k++) {
 			const s = scopes[k];
-			if (s.dsId !== ds || depth <= s.prefixDepth) continue;
-			if (s.prefix === "") return k;
-			const path = paths[slot];
-			if (path.charCodeAt(s.prefix.length) === 47 && path.startsWith(s.prefix)) return k;
+			if (s.ds !== n.ds) continue;
+			if (s.prefix === "" ? n.path !== "" : n.path.length > s.prefix.length && n.path.charCodeAt(s.prefix.length) === 47 && n.path.startsWith(s.prefix)) return k;
 		}
 		return -1;
 	};
-	const inRecycleSlot = (slot: number, s: Scope): boolean => {
-		const b = binDepths[slot];
-		if (b === 0) return false;
-		if (b > s.rootDepth) return b === s.rootDepth + 1;
-		return inRecycle(paths[slot], s);
-	};
 	const inRecycle = (path: string, s: Scope) => path === s.recycle || (path.length > s.recycle.length && path.charCodeAt(s.recycle.length) === 47 && path.startsWith(s.recycle));
 
-	const clause = (slot: number, cl: Clause): boolean => {
+	const clause = (n: HitNode, cl: Clause): boolean => {
 		switch (cl.kind) {
 			case "name":
-				return cl.m.test(lnames[slot]);
+				return cl.m.test(n.lname);
 			case "ext":
-				return types[slot] === LEAF && lnames[slot].endsWith(`.${cl.ext}`);
+				return n.type === "LEAF" && n.lname.endsWith(`.${cl.ext}`);
 			case "meta": {
-				const values = index.metaValuesOf(slot, cl.key);
+				const values = metaValuesOf(n, cl.key);
 				return !!values && values.some(cl.value.test);
 			}
 		}
 	};
-	const geoOf = (slot: number): { lat: number; lon: number } | null => {
-		const m = index.metaOf(slot);
-		if (!m) return null;
-		for (const [k, raw] of Object.entries(m)) {
-			if (!geoKeys.includes(k.toLowerCase())) continue;
-			try {
-				const v = JSON.parse(raw) as Record<string, unknown>;
-				const lat = Number(v.lat ?? v.Lat ?? v.latitude);
-				const lon = Number(v.lon ?? v.Lon ?? v.lng ?? v.longitude);
-				if (Number.isFinite(lat) && Number.isFinite(lon)) return { lat, lon };
-			} catch {
-				/* not a point */
-			}
-		}
-		return null;
-	};
-
-	let nameDone = false;
-	let wordsDone = false;
-	const matches = (slot: number, s: Scope): boolean => {
-		if (c.type !== undefined && types[slot] !== c.type) return false;
-		const size = sizes[slot];
-		if (size < c.minSize || size > c.maxSize) return false;
-		const mtime = mtimes[slot];
-		if (mtime < c.minDate || mtime > c.maxDate) return false;
-		if (extOk && (types[slot] !== LEAF || extOk[exts[slot]] !== 1)) return false;
-		if (c.etag !== undefined && index.etag(slot) !== c.etag) return false;
+	const exts = c.exts ? new Set(c.exts) : undefined;
+	const type = c.type === LEAF ? "LEAF" : c.type === COLLECTION ? "COLLECTION" : undefined;
+	const matches = (n: HitNode, s: Scope): boolean => {
+		if (type !== undefined && n.type !== type) return false;
+		if (n.size < c.minSize || n.size > c.maxSize) return false;
+		if (n.mtime < c.minDate || n.mtime > c.maxDate) return false;
+		if (exts && (n.type !== "LEAF" || !exts.has(extensionOf(n.lname)))) return false;
+		if (c.etag !== undefined && (n.etag ?? undefined) !== c.etag) return false;
 		if (c.depth !== undefined) {
-			const depth = 1 + depths[slot] - s.rootDepth;
+			const depth = 1 + depthOf(n.path) - s.rootDepth;
 			if (c.depth === -1 ? depth !== s.childDepth : depth !== c.depth) return false;
 		}
-		if (c.name && !nameDone && !c.name.test(lnames[slot])) return false;
-		if (c.words && !wordsDone) for (const w of c.words) if (!index.contentContains(slot, w)) return false;
+		if (c.name && !c.name.test(n.lname)) return false;
+		if (c.words && Number(n.words_hit) !== 1) return false;
 		if (c.nameOrContent) {
 			const { name, words } = c.nameOrContent;
-			if (!name.test(lnames[slot]) && !(words.length && words.every((w) => index.contentContains(slot, w)))) return false;
+			if (!name.test(n.lname) && !(words.length && Number(n.either_hit) === 1)) return false;
 		}
 		if (c.free) {
 			const f = c.free;
-			for (const cl of f.must) if (!clause(slot, cl)) return false;
-			for (const cl of f.not) if (clause(slot, cl)) return false;
-			if (!f.must.length && f.should.length && !f.should.some((cl) => clause(slot, cl))) return false;
+			for (const cl of f.must) if (!clause(n, cl)) return false;
+			for (const cl of f.not) if (clause(n, cl)) return false;
+			if (!f.must.length && f.should.length && !f.should.some((cl) => clause(n, cl))) return false;
 		}
 		if (c.geo) {
-			const p = geoOf(slot);
+			const p = geoOf(n);
 			if (!p || !c.geo(p.lat, p.lon)) return false;
 		}
 		return true;
 	};
 
-	const top = new TopK(opts.from + opts.size, comparator(index, opts.sort ?? "path", opts.desc ?? false));
-	let total = 0;
-	const consider = (slot: number, k: number, checked = false) => {
-		const s = scopes[k];
-		if (!types[slot] || hidden[slot]) return;
-		if (!checked && matches(slot, s) === c.not) return;
-		total++;
-		top.offer(slot, rankOf[k]);
+	// The bounds the store applies itself (not under Not: a negated query needs the rows that fail them).
+	const q: RowQuery = {
+		scopes: scopes.map((s) => ({ ds: s.ds, prefix: s.prefix })),
+		filter: c.not
+			? {}
+			: {
+					type,
+					// Integer columns: a fractional bound (a DurationDate) is the nearest integer inside it.
+					minSize: Number.isFinite(c.minSize) ? Math.ceil(c.minSize) : undefined,
+					maxSize: Number.isFinite(c.maxSize) ? Math.floor(c.maxSize) : undefined,
+					minDate: Number.isFinite(c.minDate) ? Math.ceil(c.minDate) : undefined,
+					maxDate: Number.isFinite(c.maxDate) ? Math.floor(c.maxDate) : undefined,
+					etag: c.etag,
+					exts: c.exts,
+					metaKeys: metaKeyGroups(c),
+				},
+		candidates: candidatesFor(c, roots),
+		hits: { words: c.words, either: c.nameOrContent?.words.length ? c.nameOrContent.words : undefined },
 	};
 
-	// Candidates: an explicit list (uuids, paths, a name scan, content postings, nodes with metadata), or the
-	// scopes' runs of the tree. A list is used when it is smaller than what the scopes hold.
-	let list: Iterable<number> | null = null;
-	if (c.uuids) list = c.uuids.map((u) => index.slotOf(u)).filter((s) => s >= 0);
-	else if (c.paths) {
-		list = c.paths
-			.map((p) => {
-				const segs = splitPath(p, "Paths");
-				const root = roots.find((r) => r.Slug === segs[0]);
-				const id = root ? index.dsId(root.ds) : -1;
-				return id < 0 || !root ? -1 : index.sorted.find(id, joinPath(root.rootPath, segs.slice(1).join("/")));
-			})
-			.filter((s) => s >= 0);
-	} else if (!c.not) {
-		let inScope = 0;
-		for (const s of scopes) {
-			const [a, b] = index.sorted.descendants(s.dsId, s.prefix);
-			inScope += index.sorted.rank(b) - index.sorted.rank(a);
-		}
-		if (c.words) {
-			const l = index.contentMatchAll(c.words);
-			if (l.length < inScope) {
-				list = l;
-				wordsDone = true;
-			}
-		}
-		if (!list && c.free) {
-			// Meta clauses come with their own candidates (the key -> value -> nodes index).
-			const metaOf = (cl: Clause) => (cl.kind === "meta" ? index.metaCandidates(cl.key, cl.value.exact, cl.value.test) : null);
-			const must = c.free.must.map(metaOf).filter((l): l is number[] => l !== null);
-			let l: number[] | null = null;
-			if (must.length) l = must.reduce((a, b) => (b.length < a.length ? b : a));
-			else if (c.free.should.length && c.free.should.every((cl) => cl.kind === "meta")) l = c.free.should.flatMap((cl) => metaOf(cl) ?? []);
-			if (l && l.length < inScope) list = l;
-		}
-		if (!list && inScope > tuning.rangeScanLimit) {
-			if (c.name?.literal) {
-				const l: number[] = [];
-				index.searchNames(c.name.literal, (slot) => void l.push(slot));
-				list = l;
-				nameDone = c.name.exact;
-			} else if (c.nameOrContent?.name.literal) {
-				const l: number[] = [];
-				index.searchNames(c.nameOrContent.name.literal, (slot) => void l.push(slot));
-				if (c.nameOrContent.words.length) for (const slot of index.contentMatchAll(c.nameOrContent.words)) l.push(slot);
-				list = l;
-			}
+	const top = new TopK(opts.from + opts.size, comparator(opts.sort ?? "path", opts.desc ?? false));
+	let total = 0;
+	// A node two scopes both hold (overlapping workspaces) comes once per scope from a scope read: it counts in
+	// its first scope only. Candidate lists return each node once.
+	for await (const page of source.rows(q, tuning.pageSize)) {
+		for (const row of page) {
+			const n = row as HitNode;
+			const k = scopeOf(n);
+			if (k < 0) continue;
+			if (n.scope !== undefined && n.scope !== k) continue;
+			const s = scopes[k];
+			if (isHiddenPath(n.path) || inRecycle(n.path, s)) continue;
+			n.lname = foldText(n.name);
+			if (matches(n, s) === c.not) continue;
+			total++;
+			top.offer({ node: n, rank: rankOf[k] });
 		}
 	}
-
-	if (list) {
-		const gen = index.newStamp();
-		for (const slot of list) {
-			if (!index.mark(gen, slot)) continue;
-			// The criteria first (most candidates fail them), then where the node is (reads its path).
-			const checked = !c.not && c.depth === undefined;
-			if (checked && (!types[slot] || hidden[slot] || !matches(slot, scopes[0]))) continue;
-			const k = scopeOf(slot);
-			if (k < 0 || inRecycleSlot(slot, scopes[k])) continue;
-			consider(slot, k, checked);
-		}
-	} else {
-		const overlap = scopes.some((a, i) => scopes.some((b, j) => i !== j && a.dsId === b.dsId && (a.prefix === "" || b.prefix === a.prefix || b.prefix.startsWith(a.prefix + "/"))));
-		const sorted = index.sorted;
-		// Scopes by rank: without overlap, in the default order, hits then arrive sorted (no heap needed).
-		const order = scopes.map((s, k) => ({ s, k })).sort((x, y) => rankOf[x.k] - rankOf[y.k]);
-		top.ordered = !overlap && (opts.sort ?? "path") === "path" && !opts.desc;
-		// The cheap column tests run inline; `consider` does the rest for the survivors.
-		const ctype = c.type ?? 0;
-		const { minSize, maxSize, minDate, maxDate } = c;
-		const sizeTest = minSize !== -Infinity || maxSize !== Infinity;
-		const dateTest = minDate !== -Infinity || maxDate !== Infinity;
-		const pre = !c.not;
-		for (const { s, k } of order) {
-			if (s.prefix !== "" && inRecycle(s.prefix, s)) continue;
-			const [from, to] = sorted.descendants(s.dsId, s.prefix);
-			const binInside = s.prefix === "" || s.recycle.startsWith(s.prefix + "/");
-			// The recycle bin's run (and the bin itself) is skipped.
-			const binSlot = binInside ? sorted.find(s.dsId, s.recycle) : -1;
-			const [binFrom, binTo] = binInside ? sorted.descendants(s.dsId, s.recycle) : [to, to];
-			const run = (blk: readonly number[], a: number, b: number) => {
-				for (let i = a; i < b; i++) {
-					const slot = blk[i];
-					if (pre) {
-						if (ctype !== 0 && types[slot] !== ctype) continue;
-						if (extOk !== undefined && extOk[exts[slot]] !== 1) continue;
-						if (sizeTest && (sizes[slot] < minSize || sizes[slot] > maxSize)) continue;
-						if (dateTest && (mtimes[slot] < minDate || mtimes[slot] > maxDate)) continue;
-					}
-					if (slot === binSlot || (overlap && scopeOf(slot) !== k)) continue;
-					consider(slot, k);
-				}
-			};
-			sorted.runs(from, binFrom, run);
-			if (binInside) sorted.runs(binTo, to, run);
-		}
-	}
-
 	const byRank = new Array<Scope>(scopes.length);
 	scopes.forEach((s, k) => (byRank[rankOf[k]] = s));
 	const hits = top
 		.sorted()
 		.slice(opts.from)
-		.map((h) => ({ slot: h.slot, root: byRank[h.rank].root }));
+		.map((h) => ({ node: h.node, root: byRank[h.rank].root }));
 	return { total, hits };
 }
 
 /** A hit as Cells' treeNode, in the caller's user path, with the workspace metas Cells adds to search results. */
-export function presentHit(index: SearchIndex, hit: Hit) {
-	const { slot, root } = hit;
-	const path = index.paths[slot];
+export function presentHit(hit: Hit) {
+	const { node, root } = hit;
+	const path = node.path;
 	const rel = root.rootPath === "" ? path : path.slice(root.rootPath.length + 1);
 	const meta: Record<string, string> = {
-		...(index.metaOf(slot) ?? {}),
+		...metaOf(node),
 		name: JSON.stringify(baseName(path)),
 		repository_id: JSON.stringify(root.UUID),
 		repository_display: JSON.stringify(root.Label),
 	};
 	if (root.write === false) meta.node_readonly = "true";
 	return {
-		Uuid: index.uuids[slot] as string,
+		Uuid: node.uuid,
 		Path: joinPath(root.Slug, rel),
-		Type: index.types[slot] === COLLECTION ? "COLLECTION" : "LEAF",
-		Size: index.sizes[slot],
-		MTime: index.mtimes[slot],
-		Etag: index.etag(slot),
+		Type: node.type,
+		Size: Number(node.size),
+		MTime: Number(node.mtime),
+		Etag: node.etag ?? undefined,
 		MetaStore: meta,
 	};
 }

@@ -1,7 +1,8 @@
 // Files in a cluster: a node running every service, gateway and files included, and a second node running only
-// a search replica (sharing the first one's data folder, as a shared volume would). The replica builds its index from
-// the tree over Redis and follows every change through the broadcast `tree.changed` events: it answers the
-// same as the local one after an upload, a move and a delete; when it is killed, searches go on.
+// a search replica (sharing the first one's data folder, as a shared volume would, and the PostgreSQL store). The
+// replica searches the index in the shared store (one of the two runs the start's catch-up, under a lease) and
+// follows every change through the broadcast `tree.changed` events: it answers the same as the local one after an
+// upload, a move and a delete; when it is killed, searches go on.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,0 +1,352 @@
+// The search index's repository (tables of migration 0002): folded names and the words of small text files, and
+// the reads a search makes. A search reads the nodes themselves (`nodes`: paths, sizes, times, metadata) joined
+// with what search derived from them, so that only the derived parts need keeping current:
+// - names: written from `tree.changed` (create, move/rename) by every replica (an idempotent upsert), and compared
+//   with nodes.name at start (`staleNames`) to catch the renames and creates missed while no replica ran;
+// - text: a replica claims a (file, etag) before reading it (`claimText`: one conditional upsert, so that of
+//   several replicas receiving the same event one reads the file), then stores its words (`setText`, only if the
+//   file still has that etag). `staleTexts` finds what was missed (new etag, never read, claim abandoned).
+// Deletes need nothing: both tables cascade from nodes.
+//
+// Reads come a page at a time (`rows`), keyed on what the chosen access path returns in order, so that a search
+// never holds more than a page of rows whatever the number of nodes:
+// - names: SQLite's FTS5 trigram table (keyed on its rowid), PostgreSQL's pg_trgm GIN index (keyed on uuid);
+// - words: SQLite's FTS5 words table, PostgreSQL's GIN index over text[];
+// - a scope's subtree (no candidate list): SQLite's (ds, path) index, keyed on path; PostgreSQL has no btree on
+//   path (paths may exceed a btree entry, see 0001) and walks the primary key in uuid order with the range as a filter.
+// Uuids and exact paths (at most 1000 each, checked by lib/search/query) come in one page.
+import { sql, type RawBuilder } from "kysely";
+import type { Db } from "./index";
+import { prefixEnd } from "./sql";
+
+export interface SearchRow {
+	uuid: string;
+	ds: string;
+	path: string;
+	name: string;
+	type: "LEAF" | "COLLECTION";
+	size: number;
+	mtime: number;
+	etag: string | null;
+	/** The JSON text of nodes.meta. */
+	meta: string;
+	key: string | null;
+	/** 1 when the file's text has every word of `RowQuery.hits.words` (0 when not asked). */
+	words_hit: number;
+	/** Same for `RowQuery.hits.either`. */
+	either_hit: number;
+	/** For a read of the scopes' subtrees: the index (in RowQuery.scopes) of the scope whose read returned it. */
+	scope?: number;
+}
+
+export interface NameEntry {
+	uuid: string;
+	name: string;
+	folded: string;
+	ext: string;
+}
+
+/** The nodes strictly below `prefix` in datasource `ds` ("" = every node but the root). */
+export interface ScopeRange {
+	ds: string;
+	prefix: string;
+}
+
+export interface RowFilter {
+	type?: "LEAF" | "COLLECTION";
+	minSize?: number;
+	maxSize?: number;
+	minDate?: number;
+	maxDate?: number;
+	etag?: string;
+	/** Files whose folded name's extension (search_names.ext) is one of these: a superset of the matches of an
+	 * Extension query, narrowed further by the caller. */
+	exts?: string[];
+	/** Nodes whose metadata has a key (case-insensitive) of every group: each group is "any of these keys". */
+	metaKeys?: string[][];
+}
+
+/** Where the rows come from: every node of the scopes, or a candidate list (still within the scopes). */
+export type Candidates =
+	| { kind: "scopes" }
+	/** Folded names containing `literal` (3 characters at least: trigrams). */
+	| { kind: "name"; literal: string }
+	/** Text files whose words include every word (a trailing `*`: a word starting with it). */
+	| { kind: "words"; words: string[] }
+	| { kind: "uuids"; uuids: string[] }
+	| { kind: "places"; places: { ds: string; path: string }[] };
+
+export interface RowQuery {
+	scopes: ScopeRange[];
+	filter: RowFilter;
+	candidates: Candidates;
+	/** Word lists whose presence in each row's text is returned (words_hit, either_hit). */
+	hits?: { words?: string[]; either?: string[] };
+}
+
+/** What a text catch-up reads. */
+export interface TextCandidate {
+	uuid: string;
+	ds: string;
+	path: string;
+	name: string;
+	size: number;
+	etag: string | null;
+	key: string | null;
+	meta: string;
+}
+
+/** Fewest characters a name literal needs for the trigram indexes. */
+export const MIN_NAME_LITERAL = 3;
+
+const COLUMNS = sql.raw("n.uuid, n.ds, n.path, n.name, n.type, n.size, n.mtime, n.etag, n.meta, n.key");
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+/** An FTS5 phrase for a literal: quoted, quotes doubled. */
+const ftsPhrase = (s: string) => `"${s.replace(/"/g, '""')}"`;
+/** An FTS5 query: every word, a trailing `*` a prefix. Words are letters and digits only (lib/search/content). */
+const ftsWords = (words: string[]) => words.map((w) => (w.endsWith("*") ? `${ftsPhrase(w.slice(0, -1))}*` : ftsPhrase(w))).join(" ");
+
+export class SearchRepo {
+	constructor(private readonly db: Db) {}
+
+	private get pg(): boolean {
+		return this.db.dialect === "postgres";
+	}
+
+	private async run<T>(q: RawBuilder<T>): Promise<T[]> {
+		return (await q.execute(this.db.kysely)).rows;
+	}
+
+	// ---- names ----
+
+	/**
+	 * Writes folded names (insert or replace); a node that is gone meanwhile is skipped (the rows are inserted from
+	 * a join with `nodes`, never violating the foreign key). Idempotent: replicas may write the same names.
+	 */
+	async upsertNames(entries: readonly NameEntry[]): Promise<void> {
+		for (let i = 0; i < entries.length; i += 500) {
+			const json = JSON.stringify(entries.slice(i, i + 500));
+			const source = this.pg
+				? sql`select n.uuid, v.name, v.folded, v.ext from jsonb_to_recordset(${json}::jsonb) as v(uuid text, name text, folded text, ext text) join nodes n on n.uuid = v.uuid`
+				: sql`select n.uuid, v.value ->> 'name', v.value ->> 'folded', v.value ->> 'ext' from json_each(${json}) v join nodes n on n.uuid = v.value ->> 'uuid' where true`;
+			await sql`insert into search_names (uuid, name, folded, ext) ${source}
+				on conflict (uuid) do update set name = excluded.name, folded = excluded.folded, ext = excluded.ext
+				where search_names.name <> excluded.name or search_names.folded <> excluded.folded or search_names.ext <> excluded.ext`.execute(this.db.kysely);
+		}
+	}
+
+	/**
+	 * The nodes whose name is not indexed as it is now (never indexed, or renamed since), `window` nodes of the
+	 * store at a time in uuid order: each page is a bounded read, whatever the number of nodes, and a short one
+	 * (better-sqlite3 holds the event loop while a statement runs).
+	 */
+	async *staleNames(window = 1000): AsyncGenerator<{ uuid: string; name: string }[]> {
+		for (let after = ""; ; ) {
+			const end = await this.windowEnd("nodes", after, window);
+			const upto = end === undefined ? sql`` : sql`and n.uuid <= ${end}`;
+			const rows = await this.run(sql<{ uuid: string; name: string }>`select n.uuid, n.name from nodes n left join search_names s on s.uuid = n.uuid
+				where n.uuid > ${after} ${upto} and (s.uuid is null or s.name <> n.name)`);
+			if (rows.length) yield rows;
+			if (end === undefined) return;
+			after = end;
+		}
+	}
+
+	/** The `window`-th uuid of `table` after `after`, or undefined when fewer remain. */
+	private async windowEnd(table: "nodes", after: string, window: number): Promise<string | undefined> {
+		const rows = await this.run(sql<{ uuid: string }>`select uuid from ${sql.table(table)} where uuid > ${after} order by uuid limit 1 offset ${window - 1}`);
+		return rows[0]?.uuid;
+	}
+
+	// ---- text ----
+
+	/**
+	 * Claims the reading of files' texts at their etags; the uuids this caller is to read: those with no words for
+	 * this etag yet that nobody claimed in the last `staleAfterMs`. Not the nodes that are gone, nor the files whose
+	 * words for this etag are stored or being read by someone else. One statement for the whole list.
+	 */
+	async claimTexts(items: readonly { uuid: string; etag: string }[], staleAfterMs = 600_000): Promise<string[]> {
+		if (!items.length) return [];
+		const now = Date.now();
+		const json = JSON.stringify(items);
+		const source = this.pg
+			? sql`select n.uuid, v.etag, null::text[], ${now}::bigint from jsonb_to_recordset(${json}::jsonb) as v(uuid text, etag text) join nodes n on n.uuid = v.uuid`
+			: sql`select n.uuid, v.value ->> 'etag', null, ${now} from json_each(${json}) v join nodes n on n.uuid = v.value ->> 'uuid' where true`;
+		const rows = await this.run(sql<{ uuid: string }>`insert into search_text (uuid, etag, words, claimed_at) ${source}
+			on conflict (uuid) do update set etag = excluded.etag, words = null, claimed_at = excluded.claimed_at
+			where search_text.etag <> excluded.etag or (search_text.claimed_at is not null and search_text.claimed_at < ${now - staleAfterMs})
+			returning uuid`);
+		return rows.map((r) => r.uuid);
+	}
+
+	/** claimTexts for one file: whether this caller is to read it. */
+	async claimText(uuid: string, etag: string, staleAfterMs = 600_000): Promise<boolean> {
+		return (await this.claimTexts([{ uuid, etag }], staleAfterMs)).length === 1;
+	}
+
+	/**
+	 * Stores the words of files claimed at `etag` (null: no text), in one transaction; a file with another etag
+	 * since (a newer claim) or gone is left alone. How many were stored.
+	 */
+	async setTexts(items: readonly { uuid: string; etag: string; words: readonly string[] | null }[]): Promise<number> {
+		if (!items.length) return 0;
+		return this.db.transaction(async (trx) => {
+			let n = 0;
+			for (const it of items) {
+				const value = !it.words || !it.words.length ? null : this.pg ? sql`${[...it.words]}::text[]` : it.words.join(" ");
+				const r = await sql`update search_text set words = ${value}, claimed_at = null where uuid = ${it.uuid} and etag = ${it.etag}`.execute(trx);
+				n += Number(r.numAffectedRows ?? 0);
+			}
+			return n;
+		});
+	}
+
+	/** setTexts for one file: whether its words were stored. */
+	async setText(uuid: string, etag: string, words: readonly string[] | null): Promise<boolean> {
+		return (await this.setTexts([{ uuid, etag, words }])) === 1;
+	}
+
+	/**
+	 * Files that may hold text (at most `maxBytes`, an extension in `exts` or a `mime` metadata) whose words are not
+	 * stored for their current etag (never read, changed since, or claimed more than `staleAfterMs` ago), a window of
+	 * `window` nodes at a time. Names must be current (staleNames first): the extension comes from search_names.
+	 */
+	async *staleTexts(opts: { maxBytes: number; exts: readonly string[]; staleAfterMs?: number; window?: number }): AsyncGenerator<TextCandidate[]> {
+		const window = opts.window ?? 1000;
+		const cutoff = Date.now() - (opts.staleAfterMs ?? 600_000);
+		const exts = this.pg ? sql`s.ext = any(${[...opts.exts]}::text[])` : sql`s.ext in (select value from json_each(${JSON.stringify(opts.exts)}))`;
+		for (let after = ""; ; ) {
+			const end = await this.windowEnd("nodes", after, window);
+			const upto = end === undefined ? sql`` : sql`and n.uuid <= ${end}`;
+			const rows = await this.run(sql<TextCandidate>`select n.uuid, n.ds, n.path, n.name, n.size, n.etag, n.key, n.meta from nodes n
+				join search_names s on s.uuid = n.uuid
+				left join search_text t on t.uuid = n.uuid
+				where n.uuid > ${after} ${upto} and n.type = 'LEAF' and n.size <= ${opts.maxBytes} and (${exts} or n.meta like '%"mime"%')
+				and (t.uuid is null or t.etag <> coalesce(n.etag, '') or (t.claimed_at is not null and t.claimed_at < ${cutoff}))`);
+			if (rows.length) yield rows;
+			if (end === undefined) return;
+			after = end;
+		}
+	}
+
+	async counts(): Promise<{ names: number; texts: number }> {
+		const [a] = await this.run(sql<{ c: number }>`select count(*) as c from search_names`);
+		const [b] = await this.run(sql<{ c: number }>`select count(*) as c from search_text where words is not null`);
+		return { names: Number(a.c), texts: Number(b.c) };
+	}
+
+	// ---- reads ----
+
+	/** The rows of a query, `pageSize` at a time, in no particular order (the caller orders its hits). */
+	async *rows(q: RowQuery, pageSize = 2000): AsyncGenerator<SearchRow[]> {
+		if (!q.scopes.length) return;
+		const filter = this.filterSql(q.filter);
+		const hits = sql`, ${this.hitSql(q.hits?.words)} as words_hit, ${this.hitSql(q.hits?.either)} as either_hit`;
+		const c = q.candidates;
+		if (c.kind === "scopes") {
+			for (let i = 0; i < q.scopes.length; i++) {
+				for await (const rows of this.scopeRows(q.scopes[i], filter, hits, pageSize)) {
+					for (const r of rows) r.scope = i;
+					yield rows;
+				}
+			}
+			return;
+		}
+		const scopes = sql.join(q.scopes.map((s) => this.rangeSql(s)), sql` or `);
+		const where = sql`(${scopes}) ${filter}`;
+		if (c.kind === "uuids" || c.kind === "places") {
+			if (c.kind === "uuids" && !c.uuids.length) return;
+			if (c.kind === "places" && !c.places.length) return;
+			const which = c.kind === "uuids" ? sql`n.uuid in (${sql.join(c.uuids)})` : sql.join(c.places.map((p) => sql`(n.ds = ${p.ds} and n.path = ${p.path})`), sql` or `);
+			const rows = await this.run(sql<SearchRow>`select ${COLUMNS} ${hits} from nodes n where (${which}) and ${where}`);
+			if (rows.length) yield rows;
+			return;
+		}
+		// Keyset pages over the candidate index: `k` is what it returns in order.
+		type Keyed = SearchRow & { k: string | number };
+		let page: (after: string | number | undefined) => RawBuilder<Keyed>;
+		if (c.kind === "name") {
+			page = this.pg
+				? (after) => sql<Keyed>`select ${COLUMNS} ${hits}, s.uuid as k from search_names s join nodes n on n.uuid = s.uuid
+					where s.folded like ${`%${likeEscape(c.literal)}%`} ${after === undefined ? sql`` : sql`and s.uuid > ${after}`} and ${where} order by s.uuid limit ${pageSize}`
+				: (after) => sql<Keyed>`select ${COLUMNS} ${hits}, f.rowid as k from search_names_fts f join search_names s on s.id = f.rowid join nodes n on n.uuid = s.uuid
+					where search_names_fts match ${ftsPhrase(c.literal)} ${after === undefined ? sql`` : sql`and f.rowid > ${after}`} and ${where} order by f.rowid limit ${pageSize}`;
+		} else {
+			page = this.pg
+				? (after) => sql<Keyed>`select ${COLUMNS} ${hits}, t.uuid as k from search_text t join nodes n on n.uuid = t.uuid
+					where ${this.pgWords("t", c.words)} ${after === undefined ? sql`` : sql`and t.uuid > ${after}`} and ${where} order by t.uuid limit ${pageSize}`
+				: (after) => sql<Keyed>`select ${COLUMNS} ${hits}, f.rowid as k from search_text_fts f join search_text t on t.id = f.rowid join nodes n on n.uuid = t.uuid
+					where search_text_fts match ${ftsWords(c.words)} ${after === undefined ? sql`` : sql`and f.rowid > ${after}`} and ${where} order by f.rowid limit ${pageSize}`;
+		}
+		for (let after: string | number | undefined; ; ) {
+			const rows = await this.run(page(after));
+			if (rows.length) yield rows;
+			if (rows.length < pageSize) return;
+			after = rows[rows.length - 1].k;
+		}
+	}
+
+	private async *scopeRows(s: ScopeRange, filter: RawBuilder<unknown>, hits: RawBuilder<unknown>, pageSize: number): AsyncGenerator<SearchRow[]> {
+		const range = this.rangeSql(s);
+		if (this.pg) {
+			for (let after = ""; ; ) {
+				const rows = await this.run(sql<SearchRow>`select ${COLUMNS} ${hits} from nodes n where ${range} ${filter} and n.uuid > ${after} order by n.uuid limit ${pageSize}`);
+				if (rows.length) yield rows;
+				if (rows.length < pageSize) return;
+				after = rows[rows.length - 1].uuid;
+			}
+		}
+		for (let after = s.prefix === "" ? "" : `${s.prefix}/`; ; ) {
+			const rows = await this.run(sql<SearchRow>`select ${COLUMNS} ${hits} from nodes n where ${range} ${filter} and n.path > ${after} order by n.path limit ${pageSize}`);
+			if (rows.length) yield rows;
+			if (rows.length < pageSize) return;
+			after = rows[rows.length - 1].path;
+		}
+	}
+
+	/** The nodes strictly below a scope's prefix, as an index range on (ds, path). */
+	private rangeSql(s: ScopeRange): RawBuilder<unknown> {
+		if (s.prefix === "") return sql`(n.ds = ${s.ds} and n.path <> '')`;
+		const lo = `${s.prefix}/`;
+		const hi = prefixEnd(lo);
+		return hi === undefined ? sql`(n.ds = ${s.ds} and n.path >= ${lo})` : sql`(n.ds = ${s.ds} and n.path >= ${lo} and n.path < ${hi})`;
+	}
+
+	private filterSql(f: RowFilter): RawBuilder<unknown> {
+		const parts: RawBuilder<unknown>[] = [];
+		if (f.type) parts.push(sql`n.type = ${f.type}`);
+		if (f.minSize !== undefined) parts.push(sql`n.size >= ${f.minSize}`);
+		if (f.maxSize !== undefined) parts.push(sql`n.size <= ${f.maxSize}`);
+		if (f.minDate !== undefined) parts.push(sql`n.mtime >= ${f.minDate}`);
+		if (f.maxDate !== undefined) parts.push(sql`n.mtime <= ${f.maxDate}`);
+		if (f.etag !== undefined) parts.push(sql`n.etag = ${f.etag}`);
+		if (f.exts) parts.push(sql`n.type = 'LEAF' and exists (select 1 from search_names s where s.uuid = n.uuid and s.ext in (${sql.join(f.exts.length ? f.exts : [""])}))`);
+		for (const group of f.metaKeys ?? []) {
+			// The key as it appears in the JSON text of nodes.meta; ASCII case folded by LIKE (SQLite) / ILIKE.
+			const likes = group.map((k) => (this.pg ? sql`n.meta ilike ${`%${likeEscape(JSON.stringify(k))}:%`}` : sql`n.meta like ${`%${likeEscape(JSON.stringify(k))}:%`} escape '\\'`));
+			if (likes.length) parts.push(sql`(${sql.join(likes, sql` or `)})`);
+		}
+		return parts.length ? sql`and ${sql.join(parts, sql` and `)}` : sql``;
+	}
+
+	/** 1 when the row's text has every word, as a column; one uncorrelated subquery, evaluated once per statement. */
+	private hitSql(words: string[] | undefined): RawBuilder<unknown> {
+		if (!words?.length) return sql`0`;
+		const inner = this.pg
+			? sql`select t.uuid from search_text t where ${this.pgWords("t", words)}`
+			: sql`select t.uuid from search_text_fts f join search_text t on t.id = f.rowid where search_text_fts match ${ftsWords(words)}`;
+		return sql`case when n.uuid in (${inner}) then 1 else 0 end`;
+	}
+
+	/** PostgreSQL: the text (alias `t`) has every word; whole words through the GIN index, prefixes by unnesting. */
+	private pgWords(t: string, words: string[]): RawBuilder<unknown> {
+		const exact = words.filter((w) => !w.endsWith("*"));
+		const prefixes = words.filter((w) => w.endsWith("*")).map((w) => w.slice(0, -1));
+		const col = sql.ref(`${t}.words`);
+		const parts: RawBuilder<unknown>[] = [sql`${col} is not null`];
+		if (exact.length) parts.push(sql`${col} @> ${exact}::text[]`);
+		for (const p of prefixes) parts.push(sql`exists (select 1 from unnest(${col}) w where starts_with(w, ${p}))`);
+		return sql`(${sql.join(parts, sql` and `)})`;
+	}
+}
