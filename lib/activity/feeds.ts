@@ -9,6 +9,7 @@ import { isAdmin, type Identity } from "../auth/identity";
 import type { ActivityEntry, ActivityRepo, BoxName, OwnerType, SubscriptionRecord } from "../db/activity";
 import { sequence } from "../db/activity";
 import type { TreeChange, TreeRead, VisibleNode } from "../contracts/tree";
+import type { ShareChange } from "../contracts/share";
 import { collection, countCollection, shareActivity, summary, treeActivity, AS_CONTEXT, type ActivityObject, type NodeRef, type StoredActivity } from "./model";
 import { compileFilter } from "./filter";
 
@@ -38,15 +39,7 @@ type NodeQuery = { Uuid: string } | { ds: string; path: string };
  * inbox, once per cell (the row key names the cell and the member, so an update re-announcing the same members
  * writes nothing), the owner in their outbox, the cell's root nodes in theirs. Links (hidden users) are not told.
  */
-export interface ShareNotice {
-	Uuid: string;
-	Scope: string;
-	Action: string;
-	OwnerUuid: string;
-	/** Role ids holding rights on the cell (a user's own role has the user's uuid). */
-	Members?: string[];
-	Roots?: string[];
-}
+export type ShareNotice = ShareChange;
 
 export interface FeedsDeps {
 	repo: ActivityRepo;
