@@ -158,3 +158,4 @@ export { EncryptionKeysRepo } from "./encryption-keys";
 export { DataSourcesRepo, type VirtualNodeRecord } from "./datasources";
 export { VersionsRepo } from "./versions";
 export { MailQueueRepo, type QueuedMail, type NewQueuedMail, type MailStatus } from "./mail-queue";
+export { LogsRepo, type LogCursor } from "./logs";

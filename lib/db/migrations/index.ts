@@ -6,12 +6,14 @@ import type { DialectName } from "../sql";
 import { initial } from "./0001-initial";
 import { userMeta } from "./0004-user-meta";
 import { mail } from "./0005-mail";
+import { logs } from "./0011-logs";
 
 export function migrations(dialect: DialectName): Record<string, Migration> {
 	return {
 		"0001-initial": initial(dialect),
 		"0004-user-meta": userMeta(dialect),
 		"0005-mail": mail(dialect),
+		"0011-logs": logs(dialect),
 	};
 }
 
