@@ -22,6 +22,7 @@ import type { SelectionsActions } from "./selections";
 import type { UserMetaActions, UserMetaEvents } from "./usermeta";
 import type { GraphActions } from "./graph";
 import type { MailerActions, MailerEvents } from "./mailer";
+import type { LogEvents } from "./log";
 
 export type * from "./tree";
 export type * from "./users";
@@ -41,9 +42,10 @@ export type * from "./acl";
 export type * from "./jobs";
 export type * from "./audit";
 export type * from "./mailer";
+export type * from "./log";
 
 export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, LogEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

@@ -76,8 +76,8 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"jobs.create": true,
 };
 
-// Every event the contracts name, once (same reason). An event may have no subscriber yet (`audit.log`,
-// `jobs.task.changed` is for watchers and tests); a subscriber to a name not listed here is a typo or a seam
+// Every event the contracts name, once (same reason). An event may have no subscriber yet (`jobs.task.changed`
+// is for watchers and tests); a subscriber to a name not listed here is a typo or a seam
 // outside the contracts, and fails the test below.
 const CONTRACT_EVENTS: Record<EventName, true> = {
 	"tree.changed": true,
@@ -94,6 +94,7 @@ const CONTRACT_EVENTS: Record<EventName, true> = {
 	"audit.log": true,
 	"usermeta.changed": true,
 	"mailer.queued": true,
+	"log.entries": true,
 };
 
 /** Every event a schema subscribes to, its mixins' included (Moleculer's own `$…` events left out). */
