@@ -6,6 +6,7 @@
  * every search replica updates its index). Consumes `identity.changed` and
  * `datasources.changed` (drops its caches). Calls `user-meta.valuesFor` once per stat or listing page (the
  * user metadata the caller may read, shown in the nodes' MetaStore) when a user-meta service runs.
+ * Emits `audit.log` (node.delete, one per path) after `POST /tree/delete`.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
@@ -35,6 +36,7 @@ import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 import { S3_HEADERS } from "../lib/tree/meta";
 import { checkObjectHeaders, encodeObjectHeaders } from "../lib/io/object-meta";
 import { broadcast, call, type TreeChange } from "../lib/contracts";
+import { audit } from "../lib/logs/audit";
 
 /** S3 headers as internal calls pass them (x-amz-meta-* included); checked again before they are stored. */
 const s3Headers = { type: "record", optional: true, key: { type: "string", max: 256 }, value: { type: "string", max: 8192 } };
@@ -98,7 +100,10 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			rest: "POST /tree/delete",
 			params: { Nodes: nodeList, Recursive: { type: "boolean", optional: true }, RemovePermanently: { type: "boolean", optional: true } },
 			async handler(ctx: Context<{ Nodes: NodeIn[]; Recursive?: boolean; RemovePermanently?: boolean }, Meta>) {
-				return { DeleteJobs: await deleteNodes(this.recycleDeps(), requireUser(ctx), this.pathsOf(ctx.params.Nodes), !!ctx.params.RemovePermanently) };
+				const paths = this.pathsOf(ctx.params.Nodes);
+				const out = { DeleteJobs: await deleteNodes(this.recycleDeps(), requireUser(ctx), paths, !!ctx.params.RemovePermanently) };
+				for (const path of paths) audit(ctx, "node.delete", { target: path, nodePath: path, detail: ctx.params.RemovePermanently ? "permanently" : undefined });
+				return out;
 			},
 		},
 		restore: {

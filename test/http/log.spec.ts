@@ -86,6 +86,31 @@ describe("Logs and audit (/a/log)", function () {
 		assert.ok(ok.body.Logs.length >= 1);
 	});
 
+	it("keeps who changed roles, users, permissions and files, from which address", async () => {
+		assert.equal((await node.api("PUT", "/a/role/audit-team", { Label: "Audit team", IsTeam: true }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/acl", { RoleID: "audit-team", WorkspaceID: "audit-ws", Action: { Name: "read", Value: "1" } }, admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/role/audit-team", undefined, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/carol", { Password: "Carol-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/user/carol", undefined, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/audit-doomed", Type: "COLLECTION" }] }, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files/audit-doomed" }] }, admin)).status, 200);
+		const want = ["role.update", "acl.update", "role.delete", "user.delete", "node.delete"];
+		const got = await until("the audit entries", async () => {
+			const r = await node.api("POST", "/a/log/audit", { Query: "+UserName:admin -MsgId:login.*" }, admin);
+			const ids = (r.body.Logs ?? []).map((l: { MsgId: string }) => l.MsgId);
+			return want.every((w) => ids.includes(w)) ? r.body.Logs : undefined;
+		});
+		const byId = (id: string) => got.find((l: { MsgId: string }) => l.MsgId === id);
+		assert.match(byId("role.delete").Msg, /^admin deleted role audit-team from .*127\.0\.0\.1/);
+		assert.match(byId("user.delete").Msg, /deleted user carol/);
+		assert.equal(byId("node.delete").NodePath, "common-files/audit-doomed");
+		assert.equal(byId("acl.update").WsUuid, "audit-ws");
+		for (const l of got) assert.match(l.RemoteAddress, /127\.0\.0\.1/);
+		// The chart counts them by event id.
+		const chart = await node.api("POST", "/a/log/audit/chartdata", { MsgId: "user.delete", TimeRangeType: "H" }, admin);
+		assert.ok(chart.body.Results[11].Count >= 1);
+	});
+
 	it("exports the whole result as CSV or JSON, streamed with a file name", async () => {
 		const csv = await node.api("POST", "/a/log/sys/export", { Query: `+Msg:${marker}*`, Format: "CSV", Size: 1 }, admin);
 		assert.equal(csv.status, 200);
