@@ -25,14 +25,17 @@ const MAX_MSG = 8192;
 /** Broker modules whose debug lines are about moving packets, this shipper's included. */
 const TRANSPORT_MODULES = new Set(["transit", "transporter", "tx", "serializer"]);
 
-/** A log call's arguments as one line of text. */
+/** Credentials a URL may carry in its query (pre-signed S3 URLs, tokens): kept out of the stored log. */
+const SECRET_PARAMS = /([?&](?:x-amz-signature|x-amz-credential|x-amz-security-token|signature|awsaccesskeyid|token|access_token|refresh_token|jwt)=)[^&\s"']+/gi;
+
+/** A log call's arguments as one line of text, credentials in URLs masked. */
 export function formatArgs(args: unknown[]): string {
 	const parts = args.map((a) => {
 		if (typeof a === "string") return a;
 		if (a instanceof Error) return a.stack ?? `${a.name}: ${a.message}`;
 		return inspect(a, { depth: 3, breakLength: Infinity, maxStringLength: MAX_MSG });
 	});
-	const s = parts.join(" ");
+	const s = parts.join(" ").replace(SECRET_PARAMS, "$1***");
 	return s.length > MAX_MSG ? `${s.slice(0, MAX_MSG)}…` : s;
 }
 

@@ -23,6 +23,7 @@ describe("LogShipper", () => {
 		assert.equal(formatArgs(["a", 1, { b: [2] }]), "a 1 { b: [ 2 ] }");
 		assert.match(formatArgs([new Error("boom")]), /^Error: boom\n\s+at /);
 		assert.equal(formatArgs(["x".repeat(10_000)]).length, 8193);
+		assert.equal(formatArgs(["GET /io/b/k?X-Amz-Credential=AKIA%2F1&X-Amz-Signature=abc123&x=1 200"]), "GET /io/b/k?X-Amz-Credential=***&X-Amz-Signature=***&x=1 200");
 	});
 
 	it("buffers within bounds until a log service listens, counts what it drops, then ships in batches", async () => {
