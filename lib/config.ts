@@ -64,6 +64,14 @@ export interface CellarConfig {
 	logMaxRows: number;
 	/** Days the audit trail keeps an entry (at least 1). */
 	auditRetentionDays: number;
+	/** Largest avatar or logo accepted by POST /frontend/binaries, in bytes. */
+	binaryMaxSize: number;
+	/** Where POST /update asks for newer versions (Cells' update-server protocol); unset: no update source. */
+	updateUrl?: string;
+	/** Days an activity stays in the feeds. */
+	activityRetentionDays: number;
+	/** Activities kept per feed (a node's, a user's inbox or outbox), the newest. */
+	activityMaxPerFeed: number;
 }
 
 /**
@@ -76,6 +84,8 @@ export const VARIABLES = [
 	"IP_BAN_WINDOW", "IP_BAN_DURATION", "BODY_LIMIT", "BODY_TIMEOUT", "IDLE_TIMEOUT", "TRUSTED_PROXIES", "REQUEST_TIMEOUT", "HEARTBEAT_INTERVAL",
 	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "SMTP_URL", "MAIL_RETRY_DELAY", "MAIL_MAX_ATTEMPTS", "PUBLIC_URL", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
 	"LOG_SHIP_LEVEL", "LOG_RETENTION_DAYS", "LOG_MAX_ROWS", "AUDIT_RETENTION_DAYS",
+	"BINARY_MAX_SIZE", "UPDATE_URL",
+	"ACTIVITY_RETENTION_DAYS", "ACTIVITY_MAX_PER_FEED",
 ] as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -152,6 +162,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 	const heartbeatInterval = num("HEARTBEAT_INTERVAL", 5, { min: 1 });
 	const heartbeatTimeout = num("HEARTBEAT_TIMEOUT", 15, { min: 1 });
 	if (heartbeatTimeout <= heartbeatInterval) problems.push(`HEARTBEAT_TIMEOUT (${heartbeatTimeout}) must be longer than HEARTBEAT_INTERVAL (${heartbeatInterval})`);
+	const updateUrl = text("UPDATE_URL")?.trim();
+	if (updateUrl && !/^https?:\/\/[^\s]+$/i.test(updateUrl)) problems.push(`UPDATE_URL must be an http:// or https:// URL, got "${updateUrl}"`);
 	const config: CellarConfig = {
 		port: num("PORT", 8080, { max: 65535 }),
 		host: text("HOST")?.trim() ?? "0.0.0.0",
@@ -192,6 +204,10 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 		logRetentionDays,
 		logMaxRows,
 		auditRetentionDays: num("AUDIT_RETENTION_DAYS", 365, { min: 1, max: 36500 }),
+		binaryMaxSize: num("BINARY_MAX_SIZE", 5 * 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
+		updateUrl,
+		activityRetentionDays: num("ACTIVITY_RETENTION_DAYS", 90, { min: 1 }),
+		activityMaxPerFeed: num("ACTIVITY_MAX_PER_FEED", 1000, { min: 1 }),
 	};
 	if (problems.length) throw new ConfigError(problems);
 	return config;

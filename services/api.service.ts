@@ -29,7 +29,8 @@ import { S3Error, errorResponse } from "../lib/io/xml";
 import type { GatewayReadiness } from "../lib/gateway/readiness";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import { derivedKey } from "../lib/auth/jwt";
-import { call } from "../lib/contracts";
+import { call, type ActivityPosted, type IdentityChange, type TokenRevoked, type TreeChange } from "../lib/contracts";
+import { EventSocket } from "../lib/gateway/websocket";
 
 const cfg = loadConfig();
 // Set once the service exists: the request log goes through the service's logger (and its LOG_LEVEL).
@@ -52,6 +53,7 @@ interface Alias {
 	fullPath: string;
 	$op?: Operation | null;
 	$pathKeys?: string[];
+	type?: string;
 }
 
 function bearer(req: IncomingMessage): string | undefined {
@@ -143,11 +145,24 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			for (const route of this.routes) if (route.opts.autoAliases) this.regenerateAutoAliases(route);
 			this.serving = true;
 		},
-		"identity.changed"(this: GatewayThis) {
+		"identity.changed"(this: GatewayThis, ctx: Context<IdentityChange>) {
 			this.forget();
+			this.sockets.identityChanged(ctx.params);
 		},
 		// Cached tree reads (stat, listings) are only as old as the last change anywhere in the tree.
-		"tree.changed"(this: GatewayThis) {
+		"tree.changed"(this: GatewayThis, ctx: Context<TreeChange>) {
+			this.responses.clear();
+			this.sockets.treeChanged(ctx.params);
+		},
+		// Pushed to the websocket sessions of their owners (lib/gateway/websocket).
+		"jobs.task.changed"(this: GatewayThis, ctx: Context<{ job: Record<string, unknown>; task: Record<string, unknown> }>) {
+			this.sockets.taskChanged(ctx.params);
+		},
+		"activity.posted"(this: GatewayThis, ctx: Context<ActivityPosted>) {
+			this.sockets.activityPosted(ctx.params.items);
+		},
+		// Listings show what the caller follows (`user_subscriptions`).
+		"activity.subscribed"(this: GatewayThis) {
 			this.responses.clear();
 		},
 		// Stats and listings show the user metadata of their nodes.
@@ -158,8 +173,9 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		"versions.changed"(this: GatewayThis) {
 			this.responses.clear();
 		},
-		"token.revoked"(this: GatewayThis) {
+		"token.revoked"(this: GatewayThis, ctx: Context<TokenRevoked>) {
 			this.forget();
+			this.sockets.revoked(ctx.params);
 		},
 		"datasources.changed"(this: GatewayThis) {
 			this.responses.clear();
@@ -175,6 +191,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			ctx.meta.ip = ip;
 			ctx.meta.userAgent = String(req.headers["user-agent"] ?? "").slice(0, 256);
 			if (req.headers.cookie) ctx.meta.cookie = req.headers.cookie;
+			if (alias.type === "stream") ctx.meta.contentType = String(req.headers["content-type"] ?? "").slice(0, 512);
 			const snapshot = await this.access.current();
 			if (this.access.isBlocked(snapshot, ip)) throw new ForbiddenError(`Access from ${ip} is refused`, "ip.banned");
 
@@ -351,6 +368,22 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			log: (line) => requestLogger(line),
 		});
 		this.access = new AccessControl(() => call(this.broker, "policy.snapshot", {}, { timeout: cfg.requestTimeout, retries: 2 }));
+		// `/ws/event` on the same server (lib/gateway/websocket).
+		this.sockets = new EventSocket({
+			identity: (token, ip) => this.resolveIdentity(token, ip),
+			visible: (user, nodes) => call(this.broker, "tree.visible", { Nodes: nodes }, { meta: { user } }),
+			workspaces: async (user) => (await call(this.broker, "tree.roots", {}, { meta: { user } })).map((w) => w.UUID),
+			clientIp: (req) => this.addresses.of(req),
+			blocked: (ip) => {
+				const snapshot = this.access.peek();
+				return !!snapshot && this.access.isBlocked(snapshot, ip);
+			},
+			log: (line) => this.logger.warn(line),
+		});
+		this.sockets.attach(server);
+	},
+	stopped(this: GatewayThis) {
+		this.sockets?.close();
 	},
 	started(this: GatewayThis) {
 		const addr = this.server?.address?.() as { port?: number } | null | undefined;
@@ -368,6 +401,7 @@ interface GatewayVars extends GatewayReadiness {
 	bodyTimeoutMs: number;
 	addresses: ClientAddress;
 	access: AccessControl;
+	sockets: EventSocket;
 	server?: { address?: () => unknown };
 }
 interface GatewayMethods {

@@ -1,5 +1,6 @@
 /**
- * auth — stateless: logs users in (POST /frontend/session: credentials, refresh, logout), revokes tokens, and
+ * auth — stateless: logs users in (POST /frontend/session: credentials, refresh, logout; credentials also pass
+ * `mfa.checkLogin`, AuthInfo.totp, for users with a second factor), revokes tokens, and
  * turns a Bearer credential into an Identity for the gateway (`auth.resolve`). Sessions and personal tokens are
  * stored by the tokens service, users by the users service, so this service can run on any number of nodes.
  * Emits `auth.login.failed` {ip, login} and `auth.login.succeeded` {ip, login} (the policy service bans
@@ -34,7 +35,7 @@ interface SessionAnswer {
 }
 
 interface AuthMethods {
-	loginWithPassword(ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined): Promise<SessionAnswer>;
+	loginWithPassword(ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined, totp?: string): Promise<SessionAnswer>;
 	refresh(ctx: Context<unknown, Meta>, refreshToken: string | undefined): Promise<SessionAnswer>;
 	logout(ctx: Context<unknown, Meta>): Promise<Record<string, never>>;
 	grant(ctx: Context<unknown, Meta>, user: AuthInfo, session: NewSession): SessionAnswer;
@@ -57,7 +58,7 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 			async handler(this: AuthThis, ctx: Context<{ AuthInfo?: Record<string, string>; Logout?: boolean }, Meta>) {
 				const info = ctx.params.AuthInfo ?? {};
 				const type = ctx.params.Logout ? "logout" : info.type;
-				if (type === "credentials") return this.loginWithPassword(ctx, info.login, info.password);
+				if (type === "credentials") return this.loginWithPassword(ctx, info.login, info.password, info.totp);
 				if (type === "refresh") return this.refresh(ctx, info.refresh_token || cookieValue(ctx.meta.cookie, COOKIE));
 				if (type === "logout") return this.logout(ctx);
 				throw new BadRequestError(`AuthInfo.type must be credentials, refresh or logout${type ? ` (got "${type}")` : ""}`);
@@ -80,7 +81,7 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 		},
 	},
 	methods: {
-		async loginWithPassword(this: AuthThis, ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined) {
+		async loginWithPassword(this: AuthThis, ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined, totp?: string) {
 			if (!login || !password) throw new BadRequestError("AuthInfo.login and AuthInfo.password are required");
 			let user: AuthInfo;
 			try {
@@ -90,6 +91,13 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 				throw e;
 			}
 			if (user.Hidden) throw new UnauthorizedError("You are not allowed to log in to this interface", "login.forbidden");
+			// An enrolled second factor (mfa service): the password alone opens no session.
+			try {
+				await call(ctx, "mfa.checkLogin", { userUuid: user.Uuid, code: totp });
+			} catch (e) {
+				if ((e as { type?: string }).type === "totp.invalid") ctx.emit("auth.login.failed", { ip: ctx.meta.ip, login });
+				throw e;
+			}
 			const grant = await call(ctx, "tokens.createSession", { userUuid: user.Uuid, login: user.Login, ip: ctx.meta.ip, userAgent: ctx.meta.userAgent });
 			void emit(ctx, "auth.login.succeeded", { ip: ctx.meta.ip, login: user.Login });
 			return this.grant(ctx, user, grant);

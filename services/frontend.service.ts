@@ -1,7 +1,9 @@
 /**
  * frontend — what a Cells web client reads to boot: `GET /frontend/bootconf` (JSON), `GET /frontend/state`
- * (the XML registry with the caller's workspaces), and the enterprise login helpers `GET /frontend/auth/state`
- * and `GET /frontend/login/connectors`. Stateless: it owns no data.
+ * (the XML registry with the caller's workspaces), the i18n dictionaries (`GET /frontend/messages/{Lang}`), the
+ * plugins manifest (`GET /frontend/plugins/{Lang}`) and the admin console's menu (`GET /frontend/settings-menu`),
+ * both listing what the cluster's running services offer, and the enterprise login helpers
+ * `GET /frontend/auth/state` and `GET /frontend/login/connectors`. Stateless: it owns no data.
  * Consumes (calls): `workspaces.accessible` {roles} -> [{UUID, Slug, Label, Description, Scope, Access}].
  * Emits nothing.
  */
@@ -11,6 +13,10 @@ import { checkIdentifier } from "../lib/identity/validate";
 import { buildBootConf, APPLICATION_TITLE } from "../lib/frontend/bootconf";
 import { buildStateXml, type AccessibleWorkspace } from "../lib/frontend/state";
 import { call } from "../lib/contracts";
+import { messagesFor, resolveLanguage } from "../lib/frontend/i18n";
+import { pluginsXml, settingsMenu } from "../lib/frontend/catalog";
+import { loadConfig } from "../lib/config";
+import { requireAdmin } from "../lib/identity/resource-policy";
 
 interface StateParams {
 	ws?: string;
@@ -21,6 +27,7 @@ interface StateParams {
 interface FrontendMethods {
 	accessibleWorkspaces(ctx: Context<unknown, Meta>): Promise<AccessibleWorkspace[]>;
 	mailerAvailable(): boolean;
+	runningServices(): Set<string>;
 }
 type Settings = ServiceSettingSchema & { rest: string };
 type FrontendThis = Service<Settings> & FrontendMethods;
@@ -60,6 +67,38 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, object> = {
 				return xml;
 			},
 		},
+		messages: {
+			rest: "GET /frontend/messages/:Lang",
+			httpCache: true,
+			retryPolicy: { enabled: true },
+			params: { Lang: { type: "string", max: 32 } },
+			handler(ctx: Context<{ Lang: string }, Meta>): string {
+				// Cells answers the flat key -> text map, not the spec's {Messages}: what its web client reads.
+				ctx.meta.$responseType = "application/json; charset=utf-8";
+				ctx.meta.$responseHeaders = { "Content-Language": resolveLanguage(ctx.params.Lang) };
+				return JSON.stringify(messagesFor(ctx.params.Lang));
+			},
+		},
+		plugins: {
+			rest: "GET /frontend/plugins/:Lang",
+			httpCache: true,
+			retryPolicy: { enabled: true },
+			params: { Lang: { type: "string", max: 32 } },
+			handler(this: FrontendThis, ctx: Context<{ Lang: string }, Meta>): string {
+				const cfg = loadConfig();
+				ctx.meta.$responseType = "text/xml; charset=utf-8";
+				return pluginsXml({ services: this.runningServices(), binaryMaxSize: cfg.binaryMaxSize, updateConfigured: !!cfg.updateUrl }, messagesFor(ctx.params.Lang));
+			},
+		},
+		settingsMenu: {
+			rest: "GET /frontend/settings-menu",
+			httpCache: true,
+			params: {},
+			handler(this: FrontendThis, ctx: Context<Record<string, unknown>, Meta>) {
+				requireAdmin(ctx);
+				return settingsMenu(this.runningServices());
+			},
+		},
 		authState: {
 			rest: "GET /frontend/auth/state",
 			httpCache: true,
@@ -84,6 +123,10 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, object> = {
 		},
 	},
 	methods: {
+		runningServices(this: FrontendThis): Set<string> {
+			const list = (this.broker.registry as unknown as { getServiceList(o: { onlyAvailable: boolean; skipInternal: boolean }): { name: string }[] }).getServiceList({ onlyAvailable: true, skipInternal: true });
+			return new Set(list.map((s) => s.name));
+		},
 		mailerAvailable(this: FrontendThis): boolean {
 			return (this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("mailer");
 		},

@@ -2,7 +2,8 @@
  * tree — owns the node index (every file and folder of every datasource) and the file operations on it:
  * stat, listing (`/tree/stats`, `/meta/bulk/get`), create, delete to the recycle bin, restore, and the admin
  * views in datasource paths. User paths are resolved through lib/tree/resolver (workspace roots, virtual nodes,
- * the caller's rights). Broadcasts `tree.changed` {type, node, from?} (every gateway drops its cached reads,
+ * the caller's rights). Emits `tree.read` {id, by, node} when a user lists a folder (activity: followers of
+ * "read"). Broadcasts `tree.changed` {type, node, from?, id, by?} (every gateway drops its cached reads,
  * every search replica updates its index). Consumes `identity.changed` and
  * `datasources.changed` (drops its caches). Calls `user-meta.valuesFor` once per stat or listing page (the
  * user metadata the caller may read, shown in the nodes' MetaStore) when a user-meta service runs.
@@ -35,7 +36,12 @@ import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../lib/jobs/archive";
 import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 import { S3_HEADERS } from "../lib/tree/meta";
 import { checkObjectHeaders, encodeObjectHeaders } from "../lib/io/object-meta";
-import { broadcast, call, type TreeChange } from "../lib/contracts";
+import { broadcast, call, emit, type TreeChange, type VisibleIn, type VisibleNode } from "../lib/contracts";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomUUID } from "node:crypto";
+
+/** Who is acting while a folder is made: the operations' creation hook announces folders with their author. */
+const acting = new AsyncLocalStorage<string>();
 import { audit } from "../lib/logs/audit";
 
 /** S3 headers as internal calls pass them (x-amz-meta-* included); checked again before they are stored. */
@@ -44,9 +50,11 @@ const s3Headers = { type: "record", optional: true, key: { type: "string", max: 
 interface Methods extends DataStoresMethods {
 	sweepAll(maxAgeMs: number, orphans?: boolean): Promise<number>;
 	leasedSweep(): Promise<boolean>;
-	recycleDeps(): RecycleDeps;
+	recycleDeps(by?: string): RecycleDeps;
 	pathsOf(nodes: NodeIn[]): string[];
-	broadcastChange(type: TreeChange["type"], doc: NodeDoc, from?: TreeChange["from"]): void;
+	broadcastChange(type: TreeChange["type"], doc: NodeDoc, from?: TreeChange["from"], by?: string): void;
+	withSubscriptions(user: Identity, nodes: TreeNode[]): Promise<void>;
+	announceReads(user: Identity, paths: string[]): void;
 	datasource(name: string): Promise<DatasourceHandle>;
 	hasVersions(): boolean;
 	addUserMeta(nodes: TreeNode[], user: Identity): Promise<void>;
@@ -76,6 +84,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				const user = requireUser(ctx);
 				const node = await this.reader.stat(ctx.params.Node, user);
 				if (!node) throw new NotFoundError(`${ctx.params.Node} not found`, "node.notfound");
+				await this.withSubscriptions(user, [node]);
 				return { Node: node };
 			},
 		},
@@ -86,22 +95,28 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			retryPolicy: { enabled: true },
 			params: bulkParams,
 			async handler(ctx: Context<BulkParams, Meta>) {
-				return this.reader.bulk(requireUser(ctx), ctx.params);
+				const user = requireUser(ctx);
+				const out = await this.reader.bulk(user, ctx.params);
+				this.announceReads(user, ctx.params.NodePaths ?? []);
+				await this.withSubscriptions(user, (out as { Nodes?: TreeNode[] }).Nodes ?? []);
+				return out;
 			},
 		},
 		create: {
 			rest: "POST /tree/create",
 			params: { Nodes: nodeList, Recursive: { type: "boolean", optional: true }, TemplateUUID: { type: "string", optional: true, max: 128 } },
 			async handler(ctx: Context<{ Nodes: NodeIn[]; Recursive?: boolean; TemplateUUID?: string }, Meta>) {
-				return { Children: await createNodes(this.recycleDeps(), requireUser(ctx), ctx.params.Nodes, ctx.params.Recursive ?? false, ctx.params.TemplateUUID) };
+				const user = requireUser(ctx);
+				return { Children: await acting.run(user.Login, () => createNodes(this.recycleDeps(user.Login), user, ctx.params.Nodes, ctx.params.Recursive ?? false, ctx.params.TemplateUUID)) };
 			},
 		},
 		remove: {
 			rest: "POST /tree/delete",
 			params: { Nodes: nodeList, Recursive: { type: "boolean", optional: true }, RemovePermanently: { type: "boolean", optional: true } },
 			async handler(ctx: Context<{ Nodes: NodeIn[]; Recursive?: boolean; RemovePermanently?: boolean }, Meta>) {
+				const user = requireUser(ctx);
 				const paths = this.pathsOf(ctx.params.Nodes);
-				const out = { DeleteJobs: await deleteNodes(this.recycleDeps(), requireUser(ctx), paths, !!ctx.params.RemovePermanently) };
+				const out = { DeleteJobs: await deleteNodes(this.recycleDeps(user.Login), user, paths, !!ctx.params.RemovePermanently) };
 				for (const path of paths) audit(ctx, "node.delete", { target: path, nodePath: path, detail: ctx.params.RemovePermanently ? "permanently" : undefined });
 				return out;
 			},
@@ -110,7 +125,8 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			rest: "POST /tree/restore",
 			params: { Nodes: nodeList },
 			async handler(ctx: Context<{ Nodes: NodeIn[] }, Meta>) {
-				return { RestoreJobs: await restoreNodes(this.recycleDeps(), requireUser(ctx), this.pathsOf(ctx.params.Nodes)) };
+				const user = requireUser(ctx);
+				return { RestoreJobs: await restoreNodes(this.recycleDeps(user.Login), user, this.pathsOf(ctx.params.Nodes)) };
 			},
 		},
 		adminList: {
@@ -147,7 +163,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (from.rel === "") checkUserWritable(from.rel);
 				checkUserWritable(to.rel);
 				const moved: NodeDoc = await this.ops.move(from.ds, from.path, to.ds, to.path);
-				this.broadcastChange("move", moved, { ds: from.ds, path: from.path });
+				this.broadcastChange("move", moved, { ds: from.ds, path: from.path }, user.Login);
 				return presentNode(moved, to);
 			},
 		},
@@ -159,7 +175,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				const to = await this.resolver.require(ctx.params.To, user, "write");
 				checkUserWritable(to.rel);
 				const created: NodeDoc[] = await this.ops.copyTree(from.ds, from.path, to.ds, to.path);
-				for (const d of created) this.broadcastChange("create", d);
+				for (const d of created) this.broadcastChange("create", d, undefined, user.Login);
 				return presentNode(created[0], to);
 			},
 		},
@@ -172,7 +188,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				const changes: Record<string, string | undefined> = { ...(ctx.params.set ?? {}) };
 				for (const k of ctx.params.remove ?? []) changes[k] = undefined;
 				const updated: NodeDoc = await this.ops.index.setMeta(doc._id, changes);
-				this.broadcastChange("meta", updated);
+				this.broadcastChange("meta", updated, undefined, ctx.meta.user?.Login);
 				return presentNode(updated, loc);
 			},
 		},
@@ -267,6 +283,57 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				return out;
 			},
 		},
+		// Internal (activity feeds, websocket): where nodes show in the caller's workspaces, with the caller's rights
+		// (node ACLs and token scopes included): only the workspaces where the caller may read the node are listed.
+		visible: {
+			retryPolicy: { enabled: true },
+			params: {
+				Nodes: {
+					type: "array",
+					max: 500,
+					items: { type: "object", props: { Uuid: { type: "string", optional: true, max: 255 }, ds: { type: "string", optional: true, max: 255 }, path: { type: "string", optional: true, max: 8192 } } },
+				},
+			},
+			async handler(ctx: Context<{ Nodes: { Uuid?: string; ds?: string; path?: string }[] }, Meta>): Promise<VisibleNode[]> {
+				const user = requireUser(ctx);
+				const roots: { ws: AccessibleWorkspace; ds: string; path: string }[] = [];
+				for (const ws of await this.resolver.visibleWorkspaces(user)) {
+					const root = await this.resolver.rootOf(ws, user).catch(() => null);
+					if (root && ws.Access.includes("r")) roots.push({ ws, ...root });
+				}
+				const out: VisibleNode[] = [];
+				for (const n of ctx.params.Nodes) {
+					let node: VisibleNode["Node"];
+					if (n.Uuid) {
+						const doc: NodeDoc | null = await this.ops.index.byUuid(n.Uuid);
+						if (doc) node = { Uuid: doc._id, ds: doc.ds, path: doc.path, type: doc.type };
+					} else if (n.ds !== undefined && n.path !== undefined) node = { ds: n.ds, path: n.path };
+					const In: VisibleIn[] = [];
+					if (node) {
+						for (const r of roots) {
+							if (r.ds !== node.ds || !(r.path === "" || node.path === r.path || node.path.startsWith(`${r.path}/`))) continue;
+							const userPath = Resolver.userPath({ ws: r.ws, rootPath: r.path }, node.path);
+							const loc = await this.resolver.resolve(userPath, user).catch(() => null);
+							if (!loc) continue;
+							const ok = await this.resolver.check(loc, user, "read", userPath).then(
+								() => true,
+								() => false,
+							);
+							if (ok) In.push({ UUID: r.ws.UUID, Slug: r.ws.Slug, Label: r.ws.Label, ...(r.ws.Scope ? { Scope: r.ws.Scope } : {}), Path: userPath });
+						}
+					}
+					out.push(node ? { Node: node, In } : { In });
+				}
+				return out;
+			},
+		},
+		uuidsAt: {
+			retryPolicy: { enabled: true },
+			params: { ds: { type: "string", max: 255 }, paths: { type: "array", items: { type: "string", max: 8192 }, max: 256 } },
+			async handler(ctx: Context<{ ds: string; paths: string[] }>): Promise<(string | null)[]> {
+				return Promise.all(ctx.params.paths.map(async (p) => ((await this.ops.index.get(ctx.params.ds, p)) as NodeDoc | null)?._id ?? null));
+			},
+		},
 		scan: {
 			retryPolicy: { enabled: true },
 			params: { after: { type: "string", optional: true }, limit: { type: "number", integer: true, min: 1, max: 10_000 } },
@@ -303,8 +370,10 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			async handler(ctx: Context<{ ds: string; path: string; uuid: string; key: string; size: number; etag: string; headers?: Record<string, string> }, Meta>) {
 				const { ds, path, uuid, key, size, etag } = ctx.params;
 				const headers = encodeObjectHeaders(checkObjectHeaders(ctx.params.headers));
-				const doc: NodeDoc = await this.ops.commitWrite(ds, path, { uuid, key, size, etag, headers }, ctx.meta.user?.Uuid);
-				this.broadcastChange("content", doc);
+				// A file that was not there is a creation for the feeds and the web clients, an overwrite a content change.
+				const existed = !!(await this.ops.index.get(ds, path));
+				const doc: NodeDoc = await acting.run(ctx.meta.user?.Login ?? "", () => this.ops.commitWrite(ds, path, { uuid, key, size, etag, headers }, ctx.meta.user?.Uuid));
+				this.broadcastChange(existed ? "content" : "create", doc, undefined, ctx.meta.user?.Login);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},
 		},
@@ -332,7 +401,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			async handler(ctx: Context<{ Path: string }, Meta>) {
 				const loc: Location = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				checkUserWritable(loc.rel);
-				const doc: NodeDoc = await this.ops.mkdir(loc.ds, loc.path, true);
+				const doc: NodeDoc = await acting.run(ctx.meta.user?.Login ?? "", () => this.ops.mkdir(loc.ds, loc.path, true));
 				return { Uuid: doc._id, MTime: doc.mtime };
 			},
 		},
@@ -345,7 +414,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				// Any ACL on a folder (a workspace's root, a share, a restriction) keeps it; unknown (no acl service): kept.
 				const kept = async (doc: NodeDoc) => (await call(ctx, "acl.find", { NodeIDs: [doc._id] }).catch(() => [doc])).length > 0;
 				const removed: NodeDoc[] = await deleteObject(this.ops, loc, ctx.params.Path.endsWith("/"), kept, ctx.meta.user?.Uuid);
-				for (const d of removed) this.broadcastChange("delete", d);
+				for (const d of removed) this.broadcastChange("delete", d, undefined, ctx.meta.user?.Login);
 				return { Deleted: removed.length > 0 };
 			},
 		},
@@ -362,11 +431,11 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					// Onto itself: only a change of headers, which S3 requires (anything else is refused before this).
 					if (replace === undefined) throw new BadRequestError("This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata");
 					const doc: NodeDoc = await this.ops.replaceHeaders(to.ds, to.path, replace || undefined);
-					this.broadcastChange("meta", doc);
+					this.broadcastChange("meta", doc, undefined, user.Login);
 					return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 				}
 				const doc: NodeDoc = await this.ops.copyFile(from.ds, from.path, to.ds, to.path, replace);
-				this.broadcastChange("create", doc);
+				this.broadcastChange("create", doc, undefined, user.Login);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},
 		},
@@ -394,8 +463,8 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				return false;
 			}
 		},
-		recycleDeps(): RecycleDeps {
-			return { ops: this.ops, resolver: this.resolver, changed: (type, doc, from) => this.broadcastChange(type, doc, from) };
+		recycleDeps(by?: string): RecycleDeps {
+			return { ops: this.ops, resolver: this.resolver, changed: (type, doc, from) => this.broadcastChange(type, doc, from, by) };
 		},
 		pathsOf(nodes: NodeIn[]): string[] {
 			return nodes.map((n) => {
@@ -403,10 +472,35 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				return n.Path;
 			});
 		},
+		/** Cells' `user_subscriptions` meta: the events the caller follows on each node (activity service). */
+		async withSubscriptions(user: Identity, nodes: TreeNode[]): Promise<void> {
+			const uuids = nodes.map((n) => n.Uuid).filter((u): u is string => !!u);
+			if (!uuids.length || !(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("activity")) return;
+			const followed = await call(this.broker, "activity.followed", { UserId: user.Login, ObjectIds: uuids.slice(0, 1000) }).catch(() => ({}) as Record<string, string[]>);
+			for (const n of nodes) {
+				const events = n.Uuid ? followed[n.Uuid] : undefined;
+				if (events?.length) n.MetaStore = { ...(n.MetaStore ?? {}), user_subscriptions: JSON.stringify(events.join(",")) };
+			}
+		},
+		/** `tree.read` for the folders a listing opened (`<folder>/*`): their followers may want to know (activity). */
+		announceReads(user: Identity, paths: string[]): void {
+			if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("activity")) return;
+			for (const p of paths.filter((x) => x.endsWith("/*")).slice(0, 5)) {
+				void (async () => {
+					const loc = await this.resolver.resolve(p.slice(0, -2), user);
+					if (!loc?.read || loc.rel === "") return;
+					const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
+					if (!doc) return;
+					const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime };
+					await emit(this.broker, "tree.read", { id: randomUUID(), by: user.Login, node });
+				})().catch(() => undefined);
+			}
+		},
 		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */
-		broadcastChange(type: TreeChange["type"], doc: NodeDoc, from?: TreeChange["from"]) {
+		broadcastChange(type: TreeChange["type"], doc: NodeDoc, from?: TreeChange["from"], by?: string) {
 			const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime, etag: doc.etag, key: doc.key, meta: doc.meta };
-			void broadcast(this.broker, "tree.changed", from ? { type, node, from } : { type, node });
+			const change: TreeChange = { type, node, id: randomUUID(), ...(from ? { from } : {}), ...(by ? { by } : {}) };
+			void broadcast(this.broker, "tree.changed", change);
 		},
 		/** The user metadata the caller may read, into the nodes' MetaStore: one call for the whole answer. */
 		async addUserMeta(nodes: TreeNode[], user: Identity): Promise<void> {
@@ -453,7 +547,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				);
 			},
 			(created) => {
-				for (const d of created) this.broadcastChange("create", d);
+				for (const d of created) this.broadcastChange("create", d, undefined, acting.getStore());
 			},
 		);
 		this.resolver = new Resolver({

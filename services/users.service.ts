@@ -123,6 +123,13 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 				return publicUser(u);
 			},
 		},
+		setAttribute: {
+			params: { uuid: { type: "string", max: 128 }, name: { type: "string", min: 1, max: 64, pattern: /^[A-Za-z][A-Za-z0-9_]*$/ }, value: { type: "string", max: 4096, nullable: true } },
+			async handler(this: This, ctx: Context<{ uuid: string; name: string; value: string | null }>) {
+				await this.admin.setAttribute(ctx.params.uuid, ctx.params.name, ctx.params.value);
+				return { Success: true as const };
+			},
+		},
 		byEmail: {
 			retryPolicy: { enabled: true },
 			params: { email: "string" },

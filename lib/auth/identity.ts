@@ -26,6 +26,8 @@ export interface Meta {
 	userAgent?: string;
 	/** Raw Cookie header: only the session endpoint reads it (the refresh token lives in a cookie). */
 	cookie?: string;
+	/** Content-Type of a request whose body is streamed to the action (uploads: the multipart boundary). */
+	contentType?: string;
 	$statusCode?: number;
 	$responseType?: string;
 	$responseHeaders?: Record<string, string>;

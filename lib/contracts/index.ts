@@ -23,6 +23,8 @@ import type { UserMetaActions, UserMetaEvents } from "./usermeta";
 import type { GraphActions } from "./graph";
 import type { MailerActions, MailerEvents } from "./mailer";
 import type { LogEvents } from "./log";
+import type { MfaActions } from "./mfa";
+import type { ActivityActions, ActivityEvents } from "./activity";
 
 export type * from "./tree";
 export type * from "./users";
@@ -42,10 +44,12 @@ export type * from "./acl";
 export type * from "./jobs";
 export type * from "./audit";
 export type * from "./mailer";
+export type * from "./mfa";
+export type * from "./activity";
 export type * from "./log";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, LogEvents {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents, LogEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

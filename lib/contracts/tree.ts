@@ -64,6 +64,10 @@ export interface TreeActions {
 	/** The files most recently modified in the caller's workspaces, newest first. */
 	"tree.recent": { params: { Limit: number }; result: { Nodes: TreeNode[] } };
 	"tree.copyObject": { params: { From: string; To: string; Headers?: Record<string, string> }; result: WrittenObject };
+	/** Internal: where each node (by uuid, or by datasource path) shows in the caller's readable workspaces. */
+	"tree.visible": { params: { Nodes: ({ Uuid: string } | { ds: string; path: string })[] }; result: VisibleNode[] };
+	/** Internal: the uuids of datasource paths (null where nothing is indexed). */
+	"tree.uuidsAt": { params: { ds: string; paths: string[] }; result: (string | null)[] };
 }
 
 /** `tree.changed`: a node was created, rewritten, moved (`from`: its old place), deleted or had its metadata changed. */
@@ -71,8 +75,35 @@ export interface TreeChange {
 	type: "create" | "content" | "move" | "delete" | "meta";
 	node: IndexNode;
 	from?: { ds: string; path: string };
+	/** Unique per change: consumers that must act once per change (the activity feeds) key their writes on it. */
+	id?: string;
+	/** Login of the user who made the change; absent for the server's own changes (resync, templates, drops). */
+	by?: string;
+}
+
+/** Where a datasource node shows in the caller's workspaces (`tree.visible`), one entry per workspace that can read it. */
+export interface VisibleIn {
+	UUID: string;
+	Slug: string;
+	Label: string;
+	Scope?: string;
+	/** The node's user path in that workspace (starts with the slug). */
+	Path: string;
+}
+export interface VisibleNode {
+	/** The node, when found (always for `{ds, path}` queries, even when no longer indexed). */
+	Node?: { Uuid?: string; ds: string; path: string; type?: NodeType };
+	In: VisibleIn[];
+}
+
+/** `tree.read` (emitted: one activity replica gets it): a user listed a folder (Cells' READ node event). */
+export interface TreeRead {
+	id: string;
+	by: string;
+	node: IndexNode;
 }
 
 export interface TreeEvents {
 	"tree.changed": TreeChange;
+	"tree.read": TreeRead;
 }

@@ -12,5 +12,7 @@ export interface UsersActions {
 	"users.byUuid": { params: { uuid: string }; result: PublicUser };
 	"users.byEmail": { params: { email: string }; result: PublicUser };
 	"users.setPassword": { params: { login: string; password: string }; result: { Success: true } };
+	/** One public attribute of a user (the avatar's binary id…); `value` null removes it. */
+	"users.setAttribute": { params: { uuid: string; name: string; value: string | null }; result: { Success: true } };
 	"users.ensureAdmin": { params: { login?: string; password?: string }; result: Awaited<ReturnType<UserAdmin["ensureAdmin"]>> };
 }

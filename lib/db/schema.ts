@@ -355,6 +355,70 @@ export interface LogsTable {
 	extra: string | null;
 }
 
+/** Avatars (kind USER, owner = the user's uuid) and global logos (kind GLOBAL, owner = the slot posted to). */
+export interface FrontendBinariesTable {
+	kind: "USER" | "GLOBAL";
+	owner: string;
+	/** The binary's name as Cells gives it: 12 hex characters, a dot, the extension of its type. */
+	id: string;
+	mime: string;
+	size: number;
+	data: Buffer;
+	created_at: number;
+}
+
+/** A user's TOTP second factor (RFC 6238): the secret sealed with a key derived from JWT_SECRET. */
+export interface UserTotpTable {
+	user_uuid: string;
+	/** lib/auth/totp's sealed secret ("v1.<iv>.<tag>.<ciphertext>", base64url). */
+	secret: string;
+	status: "pending" | "active";
+	created_at: number;
+	enrolled_at: number | null;
+	/** The last 30-second step a code was accepted for: a code works once. */
+	last_step: number;
+	/** Wrong codes in a row since the last good one or the last block. */
+	failures: number;
+	/** Unix seconds until which no code is accepted (after too many wrong ones); 0: none. */
+	blocked_until: number;
+}
+
+/** One activity in one owner's box (migration 0006). */
+export interface ActivitiesTable {
+	/** Idempotency key: the same activity posted twice to the same box is one row. */
+	key: string;
+	/** NODE | USER */
+	owner_type: string;
+	owner_id: string;
+	/** inbox | outbox */
+	box: string;
+	/** Orders a box: ms time zero-padded, then a unique suffix. */
+	seq: string;
+	/** Login of the actor. */
+	actor: string;
+	/** ms */
+	published: number;
+	/** JSON of the activity (lib/activity/model StoredActivity). */
+	body: string;
+}
+
+export interface ActivitySubscriptionsTable {
+	/** NODE | USER */
+	object_type: string;
+	object_id: string;
+	/** Login of the subscriber. */
+	user_id: string;
+	/** JSON array of event names (read, change). */
+	events: string;
+}
+
+export interface ActivityMarkersTable {
+	user_id: string;
+	/** lastread | lastsent */
+	box: string;
+	seq: string;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -383,6 +447,11 @@ export interface Database {
 	user_meta: UserMetaTable;
 	user_meta_tags: UserMetaTagsTable;
 	logs: LogsTable;
+	frontend_binaries: FrontendBinariesTable;
+	user_totp: UserTotpTable;
+	activities: ActivitiesTable;
+	activity_subscriptions: ActivitySubscriptionsTable;
+	activity_markers: ActivityMarkersTable;
 }
 
 export type TableName = keyof Database;

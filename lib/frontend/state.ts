@@ -4,7 +4,8 @@
 // admin flag.
 import type { Identity } from "../auth/identity";
 import { BadRequestError } from "../errors";
-import { DEFAULT_LANGUAGE, AVAILABLE_LANGUAGES, MESSAGES_EN } from "./messages";
+import { DEFAULT_LANGUAGE, MESSAGES_EN } from "./messages";
+import { resolveLanguage } from "./i18n";
 import { xmlDocument, type XmlElement } from "./xml";
 
 /** One entry of `workspaces.accessible`. */
@@ -112,8 +113,8 @@ function prefElement(name: string, value: unknown): XmlElement {
 export function normalizeLanguage(lang: string | undefined): string {
 	if (lang === undefined || lang === "") return DEFAULT_LANGUAGE;
 	if (!/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})?$/.test(lang)) throw new BadRequestError(`Invalid language code "${lang}"`);
-	const l = lang.toLowerCase().replace("_", "-");
-	return AVAILABLE_LANGUAGES[l] ? l : DEFAULT_LANGUAGE;
+	// "fr-FR" and "fr_ca" select "fr", "en-GB" English: the dictionaries' own resolution (lib/frontend/i18n).
+	return resolveLanguage(lang);
 }
 
 export function buildRegistry(opts: StateOptions): XmlElement {

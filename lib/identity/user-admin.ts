@@ -113,6 +113,16 @@ export class UserAdmin {
 		await this.save({ ...u, PasswordHash: await hashPassword(password), Attributes: attrs, LoginGuard: unlock(u.LoginGuard) });
 	}
 
+	/** Sets (or with `value` null removes) one public attribute of a user, such as `avatar`. */
+	async setAttribute(uuid: string, name: string, value: string | null): Promise<void> {
+		const u = await this.directory.byUuid(uuid);
+		if (!u || u.IsGroup) throw new NotFoundError(`No user with Uuid ${uuid}`, "user.notfound");
+		const attrs = { ...u.Attributes };
+		if (value === null) delete attrs[name];
+		else attrs[name] = value;
+		await this.save({ ...u, Attributes: attrs });
+	}
+
 	/** The administrator account, created unless it exists; the password when this call generated it. */
 	async ensureAdmin(login: string, password: string | undefined): Promise<{ created: boolean; login?: string; password?: string }> {
 		if (await this.directory.byLogin(login)) return { created: false };

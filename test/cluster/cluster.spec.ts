@@ -1,5 +1,5 @@
 // Three Cellar nodes as separate processes on the Redis transporter, sharing one PostgreSQL store: a gateway node, an identity node, and a
-// second node carrying the stateless read services (auth, frontend). One of the replicated nodes is SIGKILLed
+// second node carrying the stateless read services (auth, mfa, frontend). One of the replicated nodes is SIGKILLed
 // mid-run: reads keep working (balanced, retried at the caller), the registry drops the dead node within the
 // heartbeat timeout, and no request hangs.
 import assert from "node:assert/strict";
@@ -47,8 +47,8 @@ describe("cluster over Redis (separate processes)", function () {
 			return d;
 		};
 		procs.push(startProc("gw", ["api"], { ...common, PORT: String(port), DATA_DIR: dir() }));
-		procs.push(startProc("id1", ["users", "roles", "acl", "workspaces", "policy", "tokens", "install", "auth", "frontend"], { ...common, DATA_DIR: dir() }));
-		procs.push(startProc("id2", ["auth", "frontend"], { ...common, DATA_DIR: dir() }));
+		procs.push(startProc("id1", ["users", "roles", "acl", "workspaces", "policy", "tokens", "install", "auth", "mfa", "frontend"], { ...common, DATA_DIR: dir() }));
+		procs.push(startProc("id2", ["auth", "mfa", "frontend"], { ...common, DATA_DIR: dir() }));
 		await until(
 			"the admin to log in and the user routes to be published through the gateway",
 			async () => {

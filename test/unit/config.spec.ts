@@ -68,11 +68,13 @@ describe("configuration", () => {
 			IDLE_TIMEOUT: "idleTimeout", REQUEST_TIMEOUT: "requestTimeout", HEARTBEAT_INTERVAL: "heartbeatInterval", HEARTBEAT_TIMEOUT: "heartbeatTimeout",
 			SCRYPT_N: "scryptN", METRICS: "metrics", MAIL_FROM: "mailFrom", MAIL_RETRY_DELAY: "mailRetryDelay", MAIL_MAX_ATTEMPTS: "mailMaxAttempts", CELLAR_DEFAULT_DS_STRUCT: "defaultDsStructured",
 			LOG_SHIP_LEVEL: "logShipLevel", LOG_RETENTION_DAYS: "logRetentionDays", LOG_MAX_ROWS: "logMaxRows", AUDIT_RETENTION_DAYS: "auditRetentionDays",
+			BINARY_MAX_SIZE: "binaryMaxSize",
+			ACTIVITY_RETENTION_DAYS: "activityRetentionDays", ACTIVITY_MAX_PER_FEED: "activityMaxPerFeed",
 		};
 		for (const [name, field] of Object.entries(key) as [string, keyof CellarConfig][]) {
 			assert.equal(rows.get(name), `\`${String(defaults[field])}\``, name);
 		}
-		for (const name of ["TRANSPORTER", "MONGO_URI", "DATABASE_URL", "TRUSTED_PROXIES", "ALLOWED_LOCAL_FOLDERS", "SMTP_URL", "PUBLIC_URL"]) assert.equal(rows.get(name), "none", name);
+		for (const name of ["TRANSPORTER", "MONGO_URI", "DATABASE_URL", "TRUSTED_PROXIES", "ALLOWED_LOCAL_FOLDERS", "SMTP_URL", "PUBLIC_URL", "UPDATE_URL"]) assert.equal(rows.get(name), "none", name);
 		assert.equal(defaults.transporter ?? defaults.databaseUrl, undefined);
 		assert.deepEqual([defaults.trustedProxies, defaults.allowedLocalFolders], [[], []]);
 	});

@@ -33,6 +33,9 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"user-meta.nodesMatching": true,
 	"user-meta.bookmarkedUuids": true,
 	"graph.recommend": true,
+	"tree.visible": true,
+	"tree.uuidsAt": true,
+	"activity.followed": true,
 	"users.authInfo": true,
 	"users.checkPassword": true,
 	"users.byLogin": true,
@@ -74,6 +77,8 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"acl.put": true,
 	"acl.deleteWhere": true,
 	"jobs.create": true,
+	"mfa.checkLogin": true,
+	"users.setAttribute": true,
 };
 
 // Every event the contracts name, once (same reason). An event may have no subscriber yet (`jobs.task.changed`
@@ -95,6 +100,9 @@ const CONTRACT_EVENTS: Record<EventName, true> = {
 	"usermeta.changed": true,
 	"mailer.queued": true,
 	"log.entries": true,
+	"activity.posted": true,
+	"activity.subscribed": true,
+	"tree.read": true,
 };
 
 /** Every event a schema subscribes to, its mixins' included (Moleculer's own `$…` events left out). */

@@ -96,7 +96,7 @@ describe("frontend service", () => {
 		assert.deepEqual(Object.keys(conf.customWording).sort(), ["icon", "iconBinary", "loginLegend", "loginTitle", "title"]);
 		assert.equal(conf.client_timeout_warning, 3);
 		assert.equal(typeof conf.session_timeout, "number");
-		assert.deepEqual(conf.availableLanguages, { "en-us": "English" });
+		assert.deepEqual(conf.availableLanguages, { "en-us": "English", fr: "Français" });
 		assert.ok(Object.keys(conf.i18nMessages).length >= 10);
 		for (const v of Object.values(conf.i18nMessages)) assert.equal(typeof v, "string");
 		assert.equal(conf.validMailer, false);
@@ -178,7 +178,8 @@ describe("frontend service", () => {
 		await assert.rejects(call("state", { ws: "../etc" }, admin), { code: 400 });
 		await assert.rejects(call("state", { ws: "a\u0000b" }, admin), { code: 400 });
 		await assert.rejects(call("state", { lang: "<script>" }, admin), { code: 400 });
-		assert.ok((await call("state", { lang: "fr" }, admin)).out.includes('<pref name="lang" value="en-us"/>'));
+		assert.ok((await call("state", { lang: "de" }, admin)).out.includes('<pref name="lang" value="en-us"/>'));
+		assert.ok((await call("state", { lang: "fr" }, admin)).out.includes('<pref name="lang" value="fr"/>'));
 	});
 
 	it("answers the login connectors and the caller's auth state", async () => {

@@ -6,15 +6,21 @@ import type { DialectName } from "../sql";
 import { initial } from "./0001-initial";
 import { userMeta } from "./0004-user-meta";
 import { mail } from "./0005-mail";
+import { activity } from "./0006-activity";
+import { frontend } from "./0008-frontend";
 import { logs } from "./0011-logs";
 
 export function migrations(dialect: DialectName): Record<string, Migration> {
-	return {
+	const all: Record<string, Migration> = {
 		"0001-initial": initial(dialect),
 		"0004-user-meta": userMeta(dialect),
 		"0005-mail": mail(dialect),
+		"0006-activity": activity(dialect),
+		"0008-frontend": frontend(dialect),
 		"0011-logs": logs(dialect),
 	};
+	// In name order whatever the order above (Kysely applies them by name; callers list them as Kysely does).
+	return Object.fromEntries(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 export function migrationProvider(dialect: DialectName): MigrationProvider {

@@ -1,0 +1,211 @@
+/**
+ * activity — Cells' activity feeds (lib/activity): `POST /activity/stream` (a node's feed, a user's inbox or
+ * outbox, unread counts, digests), `POST /activity/subscribe` and `POST /activity/subscriptions` (following
+ * folders). Activities are kept in the SQL store (ActivityRepo), pruned every hour (ACTIVITY_RETENTION_DAYS,
+ * ACTIVITY_MAX_PER_FEED) on one node of the cluster (lease `activity.prune`).
+ * Consumes: `tree.read` (emitted: followers of "read" get a Read activity), `identity.changed` (an ACL given on a workspace to a user: a Share activity in their inbox), `share.changed` (a cell's members get a Share activity, once per cell), `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
+ * replica — the one on the node that made the change, or every replica when that node runs none, the rows'
+ * idempotency keys then keeping one copy).
+ * Emits: `activity.posted` (broadcast) {items: [{ownerId, activity}]} for new inbox activities (websocket pushes),
+ * `activity.subscribed` (broadcast) {UserId} after a subscription changes (gateways drop cached listings).
+ * Internal: `activity.followed` {UserId, ObjectIds} (the tree's `user_subscriptions` meta).
+ * Calls: `tree.visible`, `tree.uuidsAt`, `users.byLogin`, `users.authInfo`, `workspaces.accessible`.
+ */
+import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { DatabaseMixin } from "../mixins/database.mixin";
+import { ActivityRepo, LeasesRepo, type Db } from "../lib/db";
+import { PeriodicLease } from "../lib/cluster/periodic";
+import { loadConfig } from "../lib/config";
+import type { Identity, Meta } from "../lib/auth/identity";
+import { requireUser } from "../lib/identity/resource-policy";
+import { Feeds, type SearchSubscriptionsRequest, type ShareNotice, type StreamRequest } from "../lib/activity/feeds";
+import { Batcher } from "../lib/activity/batcher";
+import type { SubscriptionRecord } from "../lib/db/activity";
+import { broadcast, call, type IdentityChange, type TreeChange, type TreeRead } from "../lib/contracts";
+
+const PRUNE_EVERY_MS = 3600_000;
+
+const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, ActivityVars> = {
+	name: "activity",
+	mixins: [DatabaseMixin],
+	settings: { rest: "/" },
+	actions: {
+		stream: {
+			rest: "POST /activity/stream",
+			params: {
+				Context: { type: "enum", values: ["MYFEED", "USER_ID", "NODE_ID"], optional: true },
+				ContextData: { type: "string", optional: true, max: 255 },
+				StreamFilter: { type: "string", optional: true, max: 2000 },
+				BoxName: { type: "enum", values: ["inbox", "outbox", ""], optional: true },
+				UnreadCountOnly: { type: "boolean", optional: true },
+				Offset: { type: "number", optional: true, integer: true, min: 0, max: 1_000_000 },
+				Limit: { type: "number", optional: true, integer: true, min: 0, max: 1_000_000 },
+				AsDigest: { type: "boolean", optional: true },
+				PointOfView: { type: "enum", values: ["GENERIC", "ACTOR", "SUBJECT"], optional: true },
+				Language: { type: "string", optional: true, max: 32 },
+			},
+			handler(this: ActivityThis, ctx: Context<StreamRequest, Meta>) {
+				return this.feeds.stream(requireUser(ctx), ctx.params);
+			},
+		},
+		subscribe: {
+			rest: "POST /activity/subscribe",
+			params: {
+				UserId: { type: "string", optional: true, max: 255 },
+				ObjectType: { type: "enum", values: ["NODE", "USER"], optional: true },
+				ObjectId: { type: "string", optional: true, max: 255 },
+				Events: { type: "array", optional: true, items: { type: "string", max: 32 }, max: 8 },
+			},
+			async handler(this: ActivityThis, ctx: Context<Partial<SubscriptionRecord>, Meta>) {
+				const out = await this.feeds.subscribe(requireUser(ctx), ctx.params);
+				await broadcast(this.broker, "activity.subscribed", { UserId: out.UserId });
+				return out;
+			},
+		},
+		subscriptions: {
+			rest: "POST /activity/subscriptions",
+			params: {
+				UserIds: { type: "array", optional: true, items: { type: "string", max: 255 }, max: 100 },
+				ObjectIds: { type: "array", optional: true, items: { type: "string", max: 255 }, max: 1000 },
+				ObjectTypes: { type: "array", optional: true, items: { type: "enum", values: ["NODE", "USER"] }, max: 2 },
+			},
+			async handler(this: ActivityThis, ctx: Context<SearchSubscriptionsRequest, Meta>) {
+				return { subscriptions: await this.feeds.searchSubscriptions(requireUser(ctx), ctx.params) };
+			},
+		},
+		// Internal (tree listings: Cells' `user_subscriptions` meta).
+		followed: {
+			retryPolicy: { enabled: true },
+			params: { UserId: { type: "string", max: 255 }, ObjectIds: { type: "array", items: { type: "string", max: 255 }, max: 1000 } },
+			async handler(this: ActivityThis, ctx: Context<{ UserId: string; ObjectIds: string[] }>) {
+				const out: Record<string, string[]> = {};
+				if (!ctx.params.ObjectIds.length) return out;
+				for (const s of await this.repo.subscriptions({ objectType: "NODE", objectIds: ctx.params.ObjectIds, userIds: [ctx.params.UserId] })) out[s.ObjectId] = s.Events;
+				return out;
+			},
+		},
+		// Internal (tests, operations): writes what waits now, and prunes now.
+		flush: {
+			params: {},
+			async handler(this: ActivityThis) {
+				await this.batcher.flush();
+				await this.reads.flush();
+				return { Dropped: this.batcher.dropped };
+			},
+		},
+		prune: {
+			params: {},
+			async handler(this: ActivityThis) {
+				return { Removed: await this.feeds.prune() };
+			},
+		},
+	},
+	events: {
+		"tree.changed"(this: ActivityThis, ctx: Context<TreeChange>) {
+			if (ctx.params.by && this.handles(ctx)) this.batcher.add(ctx.params);
+		},
+		// Emitted (one replica gets it): followers of "read" are told.
+		"tree.read"(this: ActivityThis, ctx: Context<TreeRead>) {
+			this.reads.add(ctx.params);
+		},
+		// An ACL on a workspace for a user, set by someone (the author travels in the event's meta): they are told.
+		"identity.changed"(this: ActivityThis, ctx: Context<IdentityChange, Meta>) {
+			const c = ctx.params;
+			const actor = ctx.meta.user?.Login;
+			if (c.kind !== "acl" || !c.RoleID || !c.WorkspaceID || !actor || !this.handles(ctx)) return;
+			this.feeds.recordAccess(actor, c.RoleID, c.WorkspaceID).catch((e: Error) => this.logger.warn(`Recording an access activity failed: ${e.message}`));
+		},
+		// Cells shared with users (the share service, when the node runs one): their members are told once.
+		"share.changed"(this: ActivityThis, ctx: Context<ShareNotice>) {
+			if (!this.handles(ctx)) return;
+			this.feeds.recordShare(ctx.params).catch((e: Error) => this.logger.warn(`Recording a share activity failed: ${e.message}`));
+		},
+	},
+	methods: {
+		/**
+		 * A broadcast reaches every replica: the one on the node that made the change records it; when that node
+		 * runs no activity service, every replica does (the rows' keys keep one copy).
+		 */
+		handles(ctx: Context): boolean {
+			// An emitted event reaches one replica: that one records it.
+			if ((ctx as unknown as { eventType?: string }).eventType === "emit") return true;
+			const sender = ctx.nodeID;
+			if (!sender || sender === this.broker.nodeID) return true;
+			const services = this.broker.registry.getServiceList({ onlyAvailable: true }) as { name: string; nodeID: string }[];
+			return !services.some((s) => s.name === "activity" && s.nodeID === sender);
+		},
+		async identityOf(login: string): Promise<Identity | null> {
+			const user = await call(this.broker, "users.byLogin", { login }).catch(() => null);
+			return user ? this.identityByUuid(user.Uuid) : null;
+		},
+		async identityByUuid(uuid: string): Promise<Identity | null> {
+			const info = await call(this.broker, "users.authInfo", { uuid }).catch(() => null);
+			if (!info || info.Locked) return null;
+			return { Uuid: info.Uuid, Login: info.Login, Profile: info.Profile, GroupPath: info.GroupPath, Roles: info.Roles, TokenKind: "session", ExpiresAt: Math.floor(Date.now() / 1000) + 60 };
+		},
+		async leasedPrune(): Promise<void> {
+			try {
+				const out = await this.pruneLease.run(() => this.feeds.prune());
+				if (out.ran && out.value) this.logger.info(`Pruned ${out.value} activities`);
+			} catch (e) {
+				this.logger.warn(`Activity prune failed: ${(e as Error).message}`);
+			}
+		},
+	},
+	async started(this: ActivityThis) {
+		const cfg = loadConfig();
+		this.repo = new ActivityRepo(this.db);
+		this.feeds = new Feeds({
+			repo: this.repo,
+			visible: (user, nodes) => call(this.broker, "tree.visible", { Nodes: nodes }, { meta: { user } }),
+			uuidsAt: (ds, paths) => call(this.broker, "tree.uuidsAt", { ds, paths }),
+			identityOf: (login) => this.identityOf(login),
+			identityByUuid: (uuid) => this.identityByUuid(uuid),
+			workspaceFor: async (user, uuid) => (await call(this.broker, "workspaces.accessible", { roles: user.Roles })).find((w) => w.UUID === uuid),
+			posted: (items) => void broadcast(this.broker, "activity.posted", { items }).catch(() => undefined),
+			now: () => Date.now(),
+			retentionDays: cfg.activityRetentionDays,
+			maxPerBox: cfg.activityMaxPerFeed,
+		});
+		this.batcher = new Batcher<TreeChange>((changes) => this.feeds.recordTreeChanges(changes).then(() => undefined), {
+			delayMs: 500,
+			max: 200,
+			cap: 50_000,
+			onError: (e) => this.logger.warn(`Recording activities failed: ${(e as Error).message}`),
+		});
+		this.reads = new Batcher<TreeRead>((reads) => this.feeds.recordReads(reads).then(() => undefined), {
+			delayMs: 500,
+			max: 200,
+			cap: 10_000,
+			onError: (e) => this.logger.warn(`Recording reads failed: ${(e as Error).message}`),
+		});
+		this.pruneLease = new PeriodicLease(new LeasesRepo(this.db), "activity.prune", this.broker.nodeID, 2 * PRUNE_EVERY_MS, (e) => this.logger.warn(`Activity prune lease renewal failed: ${(e as Error).message}`));
+		this.pruneTimer = setInterval(() => void this.leasedPrune(), PRUNE_EVERY_MS);
+		this.pruneTimer.unref?.();
+	},
+	async stopped(this: ActivityThis) {
+		clearInterval(this.pruneTimer);
+		await this.batcher?.flush();
+		await this.reads?.flush();
+		await this.pruneLease?.release().catch(() => undefined);
+	},
+};
+
+interface ActivityVars {
+	db: Db;
+	repo: ActivityRepo;
+	feeds: Feeds;
+	batcher: Batcher<TreeChange>;
+	reads: Batcher<TreeRead>;
+	pruneLease: PeriodicLease;
+	pruneTimer?: NodeJS.Timeout;
+}
+interface ActivityMethods {
+	handles(ctx: Context): boolean;
+	identityOf(login: string): Promise<Identity | null>;
+	identityByUuid(uuid: string): Promise<Identity | null>;
+	leasedPrune(): Promise<void>;
+}
+type ActivityThis = Service & ActivityVars & ActivityMethods;
+
+export = ActivityService;

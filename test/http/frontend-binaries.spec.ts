@@ -1,0 +1,152 @@
+// Avatars and logos through the real gateway: multipart uploads checked by content, who may write what, PNG
+// thumbnails with ?dim, and the refusals (SVG, not an image, too big, someone else's avatar, GLOBAL for users).
+import assert from "node:assert/strict";
+import { startNode, type TestNode } from "../helpers/node";
+import { encodePng, pngSize } from "../../lib/frontend/images";
+import { acquireDatabase } from "../../lib/db/shared";
+import { BinariesRepo } from "../../lib/db/frontend";
+
+function png(width: number, height: number): Buffer {
+	const data = Buffer.alloc(width * height * 4);
+	for (let i = 0; i < width * height; i++) data.set([i % 256, (i * 7) % 256, 200, 255], i * 4);
+	return encodePng({ width, height, data });
+}
+
+const JPEG_WITH_EXIF = Buffer.concat([
+	Buffer.from([0xff, 0xd8]),
+	// APP1 "Exif" segment carrying a fake GPS tag: must not survive the upload.
+	Buffer.from([0xff, 0xe1, 0x00, 0x10]),
+	Buffer.from("Exif\0\0GPS-SECRET", "latin1").subarray(0, 14),
+	Buffer.from([0xff, 0xda, 0x00, 0x02, 0x11, 0x22, 0xff, 0xd9]),
+]);
+
+describe("HTTP: frontend binaries (avatars, logos)", function () {
+	this.timeout(60_000);
+	let node: TestNode;
+	let admin: string;
+	let dave: string;
+
+	async function upload(path: string, token: string | undefined, bytes: Buffer, filename = "a.png", field = "userfile") {
+		const form = new FormData();
+		form.append(field, new Blob([new Uint8Array(bytes)], { type: "application/octet-stream" }), filename);
+		const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+		const res = await fetch(node.url + path, { method: "POST", body: form, headers });
+		const text = await res.text();
+		let body: any;
+		try {
+			body = JSON.parse(text);
+		} catch {
+			body = undefined;
+		}
+		return { status: res.status, body, text };
+	}
+	async function get(path: string, token?: string) {
+		const res = await fetch(node.url + path, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+		return { status: res.status, type: res.headers.get("content-type") ?? "", thumb: res.headers.get("x-cellar-thumbnail"), bytes: Buffer.from(await res.arrayBuffer()) };
+	}
+
+	before(async () => {
+		node = await startNode();
+		admin = await node.login("admin", node.adminPassword);
+		for (const login of ["dave", "erin"]) {
+			const r = await node.api("PUT", `/a/user/${login}`, { Password: "Some-Pass-1234", Attributes: { profile: "standard" } }, admin);
+			assert.equal(r.status, 200, r.text);
+		}
+		dave = await node.login("dave", "Some-Pass-1234");
+	});
+	after(() => node?.stop());
+
+	it("stores a user's own avatar and serves it back with its type, to any logged user", async () => {
+		const image = png(64, 32);
+		const up = await upload("/a/frontend/binaries/USER/dave", dave, image);
+		assert.equal(up.status, 200, up.text);
+		assert.match(up.body.binary, /^[0-9a-f]{12}\.png$/);
+		assert.equal((await node.api("GET", "/a/user/dave", undefined, dave)).body.Attributes.avatar, up.body.binary);
+		const erin = await node.login("erin", "Some-Pass-1234");
+		const r = await get("/a/frontend/binaries/USER/dave", erin);
+		assert.equal(r.status, 200);
+		assert.equal(r.type, "image/png");
+		assert.ok(r.bytes.equals(image));
+	});
+
+	it("answers a PNG thumbnail for ?dim, keeping the aspect ratio", async () => {
+		const r = await get("/a/frontend/binaries/USER/dave?dim=16", dave);
+		assert.equal(r.status, 200);
+		assert.equal(r.type, "image/png");
+		assert.equal(r.thumb, "resized");
+		assert.deepEqual(pngSize(r.bytes), { width: 16, height: 8 });
+	});
+
+	it("replaces the avatar and strips EXIF from JPEGs", async () => {
+		const up = await upload("/a/frontend/binaries/USER/dave", dave, JPEG_WITH_EXIF, "me.jpg");
+		assert.equal(up.status, 200, up.text);
+		assert.match(up.body.binary, /\.jpg$/);
+		const r = await get("/a/frontend/binaries/USER/dave?dim=16", dave);
+		assert.equal(r.type, "image/jpeg");
+		assert.equal(r.thumb, "original");
+		assert.ok(!r.bytes.includes(Buffer.from("GPS")));
+		assert.ok(r.bytes.subarray(0, 2).equals(Buffer.from([0xff, 0xd8])));
+	});
+
+	it("refuses SVG, non-images (whatever their name), a missing field and a non-multipart body", async () => {
+		const svg = await upload("/a/frontend/binaries/USER/dave", dave, Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), "x.svg");
+		assert.equal(svg.status, 415, svg.text);
+		assert.match(svg.body.Title, /SVG/);
+		const text = await upload("/a/frontend/binaries/USER/dave", dave, Buffer.from("just text, named like an image"), "x.png");
+		assert.equal(text.status, 415);
+		const wrongField = await upload("/a/frontend/binaries/USER/dave", dave, png(4, 4), "a.png", "file");
+		assert.equal(wrongField.status, 400);
+		assert.match(wrongField.body.Title, /userfile/);
+		const json = await node.api("POST", "/a/frontend/binaries/USER/dave", {}, dave);
+		assert.equal(json.status, 400);
+	});
+
+	it("refuses an image over BINARY_MAX_SIZE with 413", async () => {
+		const big = Buffer.concat([png(2, 2), Buffer.alloc(6 * 1024 * 1024)]);
+		const r = await upload("/a/frontend/binaries/USER/dave", dave, big);
+		assert.equal(r.status, 413, r.text);
+	});
+
+	it("lets users set only their own avatar (admins any), and only admins the global images", async () => {
+		assert.equal((await upload("/a/frontend/binaries/USER/erin", dave, png(4, 4))).status, 403);
+		assert.equal((await upload("/a/frontend/binaries/GLOBAL/logo", dave, png(4, 4))).status, 403);
+		assert.equal((await upload("/a/frontend/binaries/USER/erin", admin, png(4, 4))).status, 200);
+		const logo = png(8, 8);
+		const up = await upload("/a/frontend/binaries/GLOBAL/logo", admin, logo);
+		assert.equal(up.status, 200, up.text);
+		// Global images are public (the login page shows the logo), by the name posted to or by the binary id.
+		const byName = await get("/a/frontend/binaries/GLOBAL/logo");
+		assert.equal(byName.status, 200);
+		assert.ok(byName.bytes.equals(logo));
+		assert.equal((await get(`/a/frontend/binaries/GLOBAL/${up.body.binary}`)).status, 200);
+	});
+
+	it("answers 404 for unknown users, users without avatar and unknown global images; 400 for other types", async () => {
+		assert.equal((await get("/a/frontend/binaries/USER/nobody", dave)).status, 404);
+		assert.equal((await get("/a/frontend/binaries/USER/admin", dave)).status, 404);
+		assert.equal((await get("/a/frontend/binaries/GLOBAL/nothing")).status, 404);
+		assert.equal((await get("/a/frontend/binaries/OTHER/x", dave)).status, 400);
+		assert.equal((await get("/a/frontend/binaries/USER/dave")).status, 401);
+	});
+
+	it("removes a deleted user's avatar", async () => {
+		assert.equal((await upload("/a/frontend/binaries/USER/erin", admin, png(4, 4))).status, 200);
+		const erin = await node.api("GET", "/a/user/erin", undefined, admin);
+		assert.equal((await node.api("DELETE", "/a/user/erin", undefined, admin)).status, 200);
+		// The avatar goes on the identity.changed event: the row is gone from the store shortly after.
+		const shared = await acquireDatabase({ dataDir: node.dataDir });
+		try {
+			const repo = new BinariesRepo(shared.db);
+			let row = await repo.byOwner("USER", erin.body.Uuid);
+			for (let i = 0; i < 50 && row; i++) {
+				await new Promise((r) => setTimeout(r, 50));
+				row = await repo.byOwner("USER", erin.body.Uuid);
+			}
+			assert.equal(row, null);
+			assert.ok(await repo.byOwner("USER", (await node.api("GET", "/a/user/dave", undefined, admin)).body.Uuid), "other avatars stay");
+		} finally {
+			await shared.release();
+		}
+		assert.equal((await get(`/a/frontend/binaries/USER/${erin.body.Uuid}`, admin)).status, 404);
+	});
+});

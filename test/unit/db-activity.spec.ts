@@ -1,0 +1,84 @@
+// ActivityRepo on SQLite and PostgreSQL: boxes read newest first and page, a key is written once, counts and
+// markers (moving forward only), subscriptions (upsert, removal by empty events, filters), owner deletion and
+// the pruning by age and by size.
+import assert from "node:assert/strict";
+import { ActivityRepo, sequence, type ActivityEntry } from "../../lib/db/activity";
+import { onEveryBackend } from "../helpers/db";
+
+function entry(key: string, ownerId: string, ms: number, over: Partial<ActivityEntry> = {}): ActivityEntry {
+	return { key, ownerType: "USER", ownerId, box: "inbox", seq: sequence(ms), actor: "alice", published: ms, body: JSON.stringify({ type: "Create", n: key }), ...over };
+}
+
+onEveryBackend("ActivityRepo", (h) => {
+	let repo: ActivityRepo;
+	before(() => {
+		repo = new ActivityRepo(h().db);
+	});
+
+	it("writes a batch once: a key already written is skipped and not reported as new", async () => {
+		const a = entry("c1|bob|inbox", "bob", 1000);
+		const b = entry("c2|bob|inbox", "bob", 2000);
+		assert.deepEqual((await repo.post([a, b])).map((e) => e.key), [a.key, b.key]);
+		assert.deepEqual(await repo.post([{ ...a, seq: sequence(9999) }, entry("c3|bob|inbox", "bob", 3000)]).then((l) => l.map((e) => e.key)), ["c3|bob|inbox"]);
+		assert.equal(await repo.count("USER", "bob", "inbox"), 3);
+	});
+
+	it("lists a box newest first, paged, and only the rows newer than a sequence", async () => {
+		const all = await repo.list("USER", "bob", "inbox", { limit: 10 });
+		assert.deepEqual(all.map((e) => e.key), ["c3|bob|inbox", "c2|bob|inbox", "c1|bob|inbox"]);
+		assert.deepEqual(JSON.parse(all[0].body), { type: "Create", n: "c3|bob|inbox" });
+		assert.equal(all[0].published, 3000);
+		assert.deepEqual((await repo.list("USER", "bob", "inbox", { offset: 1, limit: 1 })).map((e) => e.key), ["c2|bob|inbox"]);
+		assert.deepEqual((await repo.list("USER", "bob", "inbox", { limit: 10, after: all[1].seq })).map((e) => e.key), ["c3|bob|inbox"]);
+		assert.deepEqual(await repo.list("USER", "bob", "outbox", { limit: 10 }), []);
+		assert.equal(await repo.count("USER", "bob", "inbox", all[2].seq), 2);
+	});
+
+	it("moves a marker forward only", async () => {
+		assert.equal(await repo.marker("bob", "lastread"), undefined);
+		await repo.setMarker("bob", "lastread", "0000000002000");
+		await repo.setMarker("bob", "lastread", "0000000001000");
+		assert.equal(await repo.marker("bob", "lastread"), "0000000002000");
+		await repo.setMarker("bob", "lastread", "0000000003000");
+		assert.equal(await repo.marker("bob", "lastread"), "0000000003000");
+		assert.equal(await repo.marker("bob", "lastsent"), undefined);
+	});
+
+	it("stores, updates, filters and removes subscriptions", async () => {
+		await repo.subscribe({ UserId: "bob", ObjectType: "NODE", ObjectId: "n1", Events: ["read", "change", "change"] });
+		await repo.subscribe({ UserId: "carol", ObjectType: "NODE", ObjectId: "n1", Events: ["change"] });
+		await repo.subscribe({ UserId: "bob", ObjectType: "NODE", ObjectId: "n2", Events: ["change"] });
+		assert.deepEqual(await repo.subscriptions({ objectType: "NODE", objectIds: ["n1"] }), [
+			{ UserId: "bob", ObjectType: "NODE", ObjectId: "n1", Events: ["read", "change"] },
+			{ UserId: "carol", ObjectType: "NODE", ObjectId: "n1", Events: ["change"] },
+		]);
+		await repo.subscribe({ UserId: "bob", ObjectType: "NODE", ObjectId: "n1", Events: ["read"] });
+		assert.deepEqual((await repo.subscriptions({ userIds: ["bob"] })).map((s) => [s.ObjectId, s.Events]), [["n1", ["read"]], ["n2", ["change"]]]);
+		await repo.subscribe({ UserId: "bob", ObjectType: "NODE", ObjectId: "n1", Events: [] });
+		assert.deepEqual((await repo.subscriptions({ userIds: ["bob"] })).map((s) => s.ObjectId), ["n2"]);
+	});
+
+	it("deletes an owner's boxes, and a user's rows, subscriptions and markers", async () => {
+		await repo.post([entry("k1|n9|outbox", "n9", 1000, { ownerType: "NODE", box: "outbox" }), entry("k2|n9|outbox", "n9", 1001, { ownerType: "NODE", box: "outbox" })]);
+		await repo.subscribe({ UserId: "carol", ObjectType: "NODE", ObjectId: "n9", Events: ["change"] });
+		assert.equal(await repo.deleteOwner("NODE", "n9"), 2);
+		assert.deepEqual(await repo.subscriptions({ objectIds: ["n9"] }), []);
+		assert.equal(await repo.count("NODE", "n9", "outbox"), 0);
+		await repo.deleteUser("bob");
+		assert.equal(await repo.count("USER", "bob", "inbox"), 0);
+		assert.equal(await repo.marker("bob", "lastread"), undefined);
+		assert.deepEqual(await repo.subscriptions({ userIds: ["bob"] }), []);
+		assert.equal((await repo.subscriptions({ userIds: ["carol"] })).length, 1);
+	});
+
+	it("prunes by age and keeps at most N rows per box, the newest", async () => {
+		const rows: ActivityEntry[] = [];
+		for (let i = 0; i < 6; i++) rows.push(entry(`p${i}|dan|outbox`, "dan", 10_000 + i, { box: "outbox" }));
+		rows.push(entry("old|erin|outbox", "erin", 10, { box: "outbox" }));
+		rows.push(entry("new|erin|outbox", "erin", 20_000, { box: "outbox" }));
+		await repo.post(rows);
+		assert.equal(await repo.prune(100, 4), 3);
+		assert.deepEqual((await repo.list("USER", "dan", "outbox", { limit: 10 })).map((e) => e.key), ["p5|dan|outbox", "p4|dan|outbox", "p3|dan|outbox", "p2|dan|outbox"]);
+		assert.deepEqual((await repo.list("USER", "erin", "outbox", { limit: 10 })).map((e) => e.key), ["new|erin|outbox"]);
+	});
+});

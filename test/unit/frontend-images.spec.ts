@@ -1,0 +1,102 @@
+// Image checks by content, JPEG metadata removal, PNG thumbnails, the multipart reader and the dictionaries.
+import assert from "node:assert/strict";
+import { deflateSync } from "node:zlib";
+import { decodePng, encodePng, pngSize, pngThumbnail, sniffImage, stripJpegMetadata, looksLikeMarkup } from "../../lib/frontend/images";
+import { boundaryOf, parseMultipart } from "../../lib/frontend/multipart";
+import { imageFromUpload } from "../../lib/frontend/binaries";
+import { DICTIONARIES, messagesFor, resolveLanguage } from "../../lib/frontend/i18n";
+import { EN_US } from "../../lib/frontend/i18n/en-us";
+import { PLUGINS, settingsMenuKeys } from "../../lib/frontend/catalog";
+
+function rgba(width: number, height: number, fill: (x: number, y: number) => [number, number, number, number]) {
+	const data = Buffer.alloc(width * height * 4);
+	for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data.set(fill(x, y), (y * width + x) * 4);
+	return { width, height, data };
+}
+
+function form(boundary: string, parts: { name: string; filename?: string; data: Buffer }[]): Buffer {
+	const chunks: Buffer[] = [];
+	for (const p of parts) {
+		chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"` : ""}\r\nContent-Type: application/octet-stream\r\n\r\n`));
+		chunks.push(p.data, Buffer.from("\r\n"));
+	}
+	chunks.push(Buffer.from(`--${boundary}--\r\n`));
+	return Buffer.concat(chunks);
+}
+
+describe("frontend images", () => {
+	it("recognises PNG, JPEG, GIF and WebP by their bytes only", () => {
+		assert.equal(sniffImage(encodePng(rgba(1, 1, () => [0, 0, 0, 255]))), "png");
+		assert.equal(sniffImage(Buffer.from([0xff, 0xd8, 0xff, 0xe0])), "jpeg");
+		assert.equal(sniffImage(Buffer.from("GIF89a....")), "gif");
+		assert.equal(sniffImage(Buffer.from("RIFF\0\0\0\0WEBPVP8 ")), "webp");
+		assert.equal(sniffImage(Buffer.from("<svg></svg>")), null);
+		assert.ok(looksLikeMarkup(Buffer.from('<?xml version="1.0"?><svg/>')));
+	});
+
+	it("round-trips RGBA through its PNG encoder and decoder, and decodes grey and palette PNGs", () => {
+		const img = rgba(7, 5, (x, y) => [x * 30, y * 40, 100, 200]);
+		const back = decodePng(encodePng(img));
+		assert.ok(back && back.data.equals(img.data));
+		// A 2x1 palette PNG written by hand: filter byte 0, indexes 0 and 1.
+		const chunk = (type: string, body: Buffer) => {
+			const len = Buffer.alloc(4);
+			len.writeUInt32BE(body.length);
+			return Buffer.concat([len, Buffer.from(type), body, Buffer.alloc(4)]);
+		};
+		const ihdr = Buffer.from([0, 0, 0, 2, 0, 0, 0, 1, 8, 3, 0, 0, 0]);
+		const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("PLTE", Buffer.from([255, 0, 0, 0, 0, 255])), chunk("IDAT", deflateSync(Buffer.from([0, 0, 1]))), chunk("IEND", Buffer.alloc(0))]);
+		assert.deepEqual([...(decodePng(png)?.data ?? [])], [255, 0, 0, 255, 0, 0, 255, 255]);
+	});
+
+	it("makes thumbnails that keep the aspect ratio and never enlarge", () => {
+		const png = encodePng(rgba(100, 50, () => [255, 255, 255, 255]));
+		assert.deepEqual(pngSize(pngThumbnail(png, 20) as Buffer), { width: 20, height: 10 });
+		assert.equal(pngThumbnail(png, 200), png);
+		assert.equal(pngThumbnail(Buffer.from([0xff, 0xd8, 0xff]), 20), null);
+	});
+
+	it("drops EXIF and comments from JPEGs, keeping JFIF and the image data", () => {
+		const jfif = Buffer.from([0xff, 0xe0, 0x00, 0x04, 0x4a, 0x46]);
+		const exif = Buffer.concat([Buffer.from([0xff, 0xe1, 0x00, 0x08]), Buffer.from("Exif\0\0")]);
+		const comment = Buffer.concat([Buffer.from([0xff, 0xfe, 0x00, 0x05]), Buffer.from("GPS")]);
+		const scan = Buffer.from([0xff, 0xda, 0x00, 0x02, 1, 2, 3, 0xff, 0xd9]);
+		const out = stripJpegMetadata(Buffer.concat([Buffer.from([0xff, 0xd8]), jfif, exif, comment, scan]));
+		assert.ok(out.equals(Buffer.concat([Buffer.from([0xff, 0xd8]), jfif, scan])));
+	});
+
+	it("reads multipart bodies and takes the image from the userfile field", () => {
+		assert.equal(boundaryOf('multipart/form-data; boundary="abc def"'), "abc def");
+		assert.equal(boundaryOf("multipart/form-data; charset=utf-8; boundary=----x1"), "----x1");
+		assert.equal(boundaryOf("application/json"), null);
+		const png = encodePng(rgba(2, 2, () => [1, 2, 3, 255]));
+		const body = form("B0UND", [{ name: "note", data: Buffer.from("hello") }, { name: "userfile", filename: "a.png", data: png }]);
+		const parts = parseMultipart(body, "B0UND");
+		assert.deepEqual(parts.map((p) => [p.name, p.filename]), [["note", undefined], ["userfile", "a.png"]]);
+		assert.ok(parts[1].data.equals(png));
+		const img = imageFromUpload("multipart/form-data; boundary=B0UND", body, 1 << 20);
+		assert.deepEqual([img.mime, img.ext], ["image/png", "png"]);
+		assert.throws(() => imageFromUpload("multipart/form-data; boundary=B0UND", body, 10), (e: Error & { code?: number }) => e.code === 413);
+		assert.throws(() => imageFromUpload("multipart/form-data; boundary=B0UND", form("B0UND", [{ name: "userfile", data: Buffer.from("<svg onload=x>") }]), 1 << 20), /SVG/);
+	});
+});
+
+describe("frontend dictionaries", () => {
+	it("has every English key in every language, and no other", () => {
+		for (const [lang, dict] of Object.entries(DICTIONARIES)) assert.deepEqual(Object.keys(dict).sort(), Object.keys(EN_US).sort(), lang);
+	});
+
+	it("has the labels the plugins and the settings menu use", () => {
+		for (const p of PLUGINS) assert.ok(EN_US[p.label] && EN_US[p.description], p.id);
+		for (const k of settingsMenuKeys()) assert.ok(k in EN_US, k);
+	});
+
+	it("resolves regional and unknown codes", () => {
+		assert.equal(resolveLanguage("fr-BE"), "fr");
+		assert.equal(resolveLanguage("EN"), "en-us");
+		assert.equal(resolveLanguage("en-GB"), "en-us");
+		assert.equal(resolveLanguage("de"), "en-us");
+		assert.equal(resolveLanguage(undefined), "en-us");
+		assert.equal(messagesFor("zz")["ajax_gui.logout"], "Log out");
+	});
+});
