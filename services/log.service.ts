@@ -6,7 +6,7 @@
  * CSV), `POST /log/audit/chartdata` (audit counts per time range). One node of the cluster (a lease) prunes the
  * store every 10 minutes (LOG_RETENTION_DAYS, LOG_MAX_ROWS, AUDIT_RETENTION_DAYS). Rules in lib/logs/book.
  * Consumes: `log.entries` {node, entries, dropped}, `audit.log` (AuditEntry), `auth.login.failed` and
- * `auth.login.succeeded` {login, ip}. Emits nothing; its own log lines are never shipped (no loop).
+ * `auth.login.succeeded` {login, ip}, `share.changed` {Uuid, Scope, Action} (broadcast: stored once, by key). Emits nothing; its own log lines are never shipped (no loop).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
@@ -19,6 +19,15 @@ import { requireAdmin } from "../lib/identity/resource-policy";
 import { LogBook, type ListParams, type TimeRangeParams } from "../lib/logs/book";
 import type { AuditEntry, LogBatch, LoginAttempt } from "../lib/contracts";
 import type { LogKind } from "../lib/logs/model";
+import { auditEntry } from "../lib/logs/audit";
+
+/** `share.changed` (services/share.service.ts, lib/contracts/share): what the audit trail keeps of it. */
+interface ShareNotice {
+	Uuid: string;
+	Scope: string;
+	Action: string;
+	OwnerUuid?: string;
+}
 
 const PRUNE_EVERY_MS = 10 * 60_000;
 /** The first prune soon after a start, so that a node that restarts often still prunes. */
@@ -98,6 +107,13 @@ const LogService: ServiceSchema<ServiceSettingSchema, LogMethods, LogVars> = {
 		"auth.login.failed"(this: LogThis, ctx: Context<LoginAttempt, Meta>) {
 			const e: AuditEntry = { action: "login.failed", actor: ctx.params.login, ip: ctx.params.ip, userAgent: ctx.meta?.userAgent, time: Date.now() / 1000 };
 			return this.store("audit event", this.book.audit(e, "auth", ctx.nodeID ?? this.broker.nodeID));
+		},
+		// Broadcast by the share service: every instance gets it, the request's id makes it one row.
+		"share.changed"(this: LogThis, ctx: Context<ShareNotice, Meta>) {
+			const p = ctx.params;
+			const e = auditEntry(ctx.meta, "share.changed", { target: `${p.Scope === "LINK" ? "link" : "cell"} ${p.Uuid}`, targetUuid: p.Uuid, detail: p.Action, wsUuid: p.Uuid });
+			const key = `share.changed|${ctx.requestID ?? ctx.id}|${p.Uuid}|${p.Action}`;
+			return this.store("audit event", this.book.audit(e, ctx.caller ?? "share", ctx.nodeID ?? this.broker.nodeID, key));
 		},
 		"auth.login.succeeded"(this: LogThis, ctx: Context<LoginAttempt, Meta>) {
 			const e: AuditEntry = { action: "login.succeeded", actor: ctx.params.login, ip: ctx.params.ip, userAgent: ctx.meta?.userAgent, time: Date.now() / 1000 };

@@ -110,8 +110,11 @@ function where(eb: Eb, kind: LogKind, conditions: LogCondition[]): Expression<Sq
 export class LogsRepo {
 	constructor(private readonly db: Db) {}
 
-	/** Stores the records, in batches of a few hundred rows. */
-	async add(records: LogRecord[]): Promise<void> {
+	/**
+	 * Stores the records, in batches of a few hundred rows. `once`: a record whose id is already stored is skipped
+	 * (an event every log service instance receives, stored by whichever comes first).
+	 */
+	async add(records: LogRecord[], once = false): Promise<void> {
 		for (let i = 0; i < records.length; i += BATCH) {
 			const rows = records.slice(i, i + BATCH).map((r) => {
 				const row: LogsTable = {
@@ -125,7 +128,8 @@ export class LogsRepo {
 				}
 				return row;
 			});
-			await this.db.kysely.insertInto("logs").values(rows).execute();
+			const insert = this.db.kysely.insertInto("logs").values(rows);
+			await (once ? insert.onConflict((oc) => oc.column("id").doNothing()) : insert).execute();
 		}
 	}
 

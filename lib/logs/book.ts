@@ -1,7 +1,7 @@
 // The log service's rules (services/log.service.ts is the thin shell): system log batches and audit events become
 // records, queries become pages (`POST /a/log/sys`, `/a/log/audit`), exports become streams (JSON or CSV, read from
 // the store in batches, never held whole), audit counts become chart points, retention prunes the store.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { BadRequestError } from "../errors";
 import type { AuditEntry, LogBatch } from "../contracts";
@@ -51,7 +51,7 @@ const AUDIT_TEXT: Record<AuditEntry["action"], string> = {
 	"acl.update": "changed permissions on",
 	"acl.delete": "removed permissions on",
 	"node.delete": "deleted",
-	"share.changed": "changed a share of",
+	"share.changed": "changed share",
 };
 
 /** The sentence an audit entry shows as its Msg. */
@@ -141,8 +141,11 @@ export class LogBook {
 		return records.length;
 	}
 
-	/** An audit event, from the service that emitted it (`logger`) on `node`. */
-	async audit(e: AuditEntry, logger: string, node: string): Promise<void> {
+	/**
+	 * An audit event, from the service that emitted it (`logger`) on `node`. `onceKey`: the same key from every
+	 * receiver of a broadcast event, so that it is stored once whichever log service instances receive it.
+	 */
+	async audit(e: AuditEntry, logger: string, node: string, onceKey?: string): Promise<void> {
 		const ts = Number.isFinite(e.time) && e.time > 0 ? Math.floor(e.time * 1000) : this.clock.now();
 		const extra: Record<string, unknown> = {};
 		if (e.target) extra.Target = e.target;
@@ -152,11 +155,11 @@ export class LogBook {
 		if (e.detail) extra.Detail = e.detail;
 		await this.repo.add([
 			{
-				id: newId(ts), kind: "audit", ts, level: e.action === "login.failed" ? "warn" : "info", logger, node, msg: auditMessage(e),
+				id: onceKey ? `audit-${createHash("sha256").update(onceKey).digest("hex").slice(0, 32)}` : newId(ts), kind: "audit", ts, level: e.action === "login.failed" ? "warn" : "info", logger, node, msg: auditMessage(e),
 				msgId: e.action, userName: e.actor || undefined, userUuid: e.actorUuid, remoteAddress: e.ip, userAgent: e.userAgent,
 				nodePath: e.nodePath, nodeUuid: e.nodeUuid, wsUuid: e.wsUuid, extra,
 			},
-		]);
+		], onceKey !== undefined);
 	}
 
 	/** One page, newest first: log.ListLogRequest → rest.LogMessageCollection. */

@@ -106,6 +106,11 @@ describe("Logs and audit (/a/log)", function () {
 		assert.equal(byId("node.delete").NodePath, "common-files/audit-doomed");
 		assert.equal(byId("acl.update").WsUuid, "audit-ws");
 		for (const l of got) assert.match(l.RemoteAddress, /127\.0\.0\.1/);
+		// Share changes (broadcast by the share service to every instance) are kept once, with the caller.
+		const meta = { user: { Login: "admin", Uuid: "admin-uuid" }, ip: "192.0.2.7" };
+		await node.broker.broadcast("share.changed", { Uuid: "cell-1", Scope: "ROOM", Action: "create", OwnerUuid: "admin-uuid" }, { meta });
+		const share = await until("the share entry", async () => (await node.api("POST", "/a/log/audit", { Query: "+MsgId:share.changed +WsUuid:cell-1" }, admin)).body.Logs?.[0]);
+		assert.equal(share.Msg, "admin changed share cell cell-1 from 192.0.2.7: create");
 		// The chart counts them by event id.
 		const chart = await node.api("POST", "/a/log/audit/chartdata", { MsgId: "user.delete", TimeRangeType: "H" }, admin);
 		assert.ok(chart.body.Results[11].Count >= 1);

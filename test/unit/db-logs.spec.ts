@@ -83,6 +83,14 @@ onEveryBackend("LogsRepo", (h) => {
 		assert.equal(new Set(seen).size, 28);
 	});
 
+	it("stores a record once when asked to: a second add of its id is skipped, not an error", async () => {
+		const r = rec({ ts: T + 5000, kind: "audit", msg: "shared", id: "audit-once-1" } as LogRecord);
+		await repo.add([r], true);
+		await repo.add([{ ...r, msg: "shared again" }], true);
+		assert.deepEqual(ids(await q("audit", "+Msg:shared")), ["shared"]);
+		await assert.rejects(repo.add([r]), (e: { code?: number }) => e.code === 409);
+	});
+
 	it("counts by time range and event id", async () => {
 		assert.equal(await repo.count("sys", undefined, T, T + 2000), 2);
 		assert.equal(await repo.count("audit", "login.failed", T, T + 4000), 1);
