@@ -106,6 +106,12 @@ describe("Logs and audit (/a/log)", function () {
 		assert.equal(byId("node.delete").NodePath, "common-files/audit-doomed");
 		assert.equal(byId("acl.update").WsUuid, "audit-ws");
 		for (const l of got) assert.match(l.RemoteAddress, /127\.0\.0\.1/);
+		// An administrator obtaining a token that acts as bob (the tokens service's audit.log).
+		assert.equal((await node.api("POST", "/a/auth/token/impersonate", { UserLogin: "bob" }, admin)).status, 200);
+		const imp = await until("the impersonation entry", async () => (await node.api("POST", "/a/log/audit", { Query: "+MsgId:token.impersonate" }, admin)).body.Logs?.[0]);
+		assert.match(imp.Msg, /^admin obtained an impersonation token for bob from .*127\.0\.0\.1/);
+		assert.equal(imp.Logger, "tokens");
+		assert.equal(JSON.parse(imp.JsonZaps).Target, "bob");
 		// Share changes (broadcast by the share service to every instance) are kept once, with the caller.
 		const meta = { user: { Login: "admin", Uuid: "admin-uuid" }, ip: "192.0.2.7" };
 		await node.broker.broadcast("share.changed", { Uuid: "cell-1", Scope: "ROOM", Action: "create", OwnerUuid: "admin-uuid" }, { meta });
