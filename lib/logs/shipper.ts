@@ -61,6 +61,11 @@ export class LogShipper extends Loggers.Base<{ level?: Loggers.Base.LogLevels }>
 		super({ level: options.level });
 	}
 
+	/** The level shipped from now on (a configuration change applied without a restart). */
+	setLevel(level: LogLevel): void {
+		this.options.level = level;
+	}
+
 	/** Entries waiting and entries dropped since the last batch (for tests and metrics). */
 	get state(): { buffered: number; dropped: number } {
 		return { buffered: this.buffer.length, dropped: this.dropped };
@@ -69,9 +74,9 @@ export class LogShipper extends Loggers.Base<{ level?: Loggers.Base.LogLevels }>
 	getLogHandler(bindings: LoggerBindings): Loggers.Base.LogHandler | null {
 		if (bindings.svc === "log") return null;
 		const logger = bindings.svc ?? (bindings.mod || "broker").toLowerCase();
-		const threshold: LogLevel = TRANSPORT_MODULES.has((bindings.mod || "").toLowerCase()) && atLeast(this.options.level, "warn") === false ? "warn" : this.options.level;
+		const transport = TRANSPORT_MODULES.has((bindings.mod || "").toLowerCase());
 		return (type, args) => {
-			if (this.handing || this.stopped || !isLevel(type) || !atLeast(type, threshold)) return;
+			if (this.handing || this.stopped || !isLevel(type) || !atLeast(type, this.options.level) || (transport && !atLeast(type, "warn"))) return;
 			if (this.buffer.length >= this.options.bufferSize) {
 				this.dropped++;
 				return;
@@ -137,6 +142,13 @@ export class LogShipper extends Loggers.Base<{ level?: Loggers.Base.LogLevels }>
 		await this.flush().catch(() => undefined);
 		this.stopped = true;
 	}
+}
+
+/** The shipper among a broker's loggers, if it has one (to change its level at run time). */
+export function shipperOf(broker: object): LogShipper | undefined {
+	// Moleculer's typings leave the broker's loggerFactory out; it is there at run time.
+	const appenders = (broker as { loggerFactory?: { appenders?: unknown[] } }).loggerFactory?.appenders ?? [];
+	return appenders.find((a): a is LogShipper => a instanceof LogShipper);
 }
 
 /** The shipper of a node's configuration (LOG_SHIP_LEVEL), or null when it ships nothing. */

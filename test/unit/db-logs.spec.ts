@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { LogsRepo } from "../../lib/db/logs";
 import { parseLogQuery } from "../../lib/logs/query";
+import { LogBook } from "../../lib/logs/book";
 import type { LogRecord } from "../../lib/logs/model";
 import { onEveryBackend } from "../helpers/db";
 
@@ -89,6 +90,17 @@ onEveryBackend("LogsRepo", (h) => {
 		await repo.add([{ ...r, msg: "shared again" }], true);
 		assert.deepEqual(ids(await q("audit", "+Msg:shared")), ["shared"]);
 		await assert.rejects(repo.add([r]), (e: { code?: number }) => e.code === 409);
+	});
+
+	it("LogBook's retention: system entries by age and by rows, audit entries by age", async () => {
+		const DAY = 24 * 3600_000;
+		const book = new LogBook(repo, { now: () => T + 10 * DAY });
+		await repo.add([rec({ ts: T + 9 * DAY, msg: "recent-1" }), rec({ ts: T + 9 * DAY + 1, msg: "recent-2" }), rec({ ts: T + 9 * DAY, kind: "audit", msg: "recent audit" })]);
+		// Older than 7 days: the 3 system entries of T go; then the newest 1 of the 2 left is kept.
+		assert.deepEqual(await book.prune({ sysDays: 7, sysMaxRows: 1, auditDays: 365 }), { sys: 4, audit: 0 });
+		assert.deepEqual(ids(await q("sys", "")), ["recent-2"]);
+		assert.deepEqual(await book.prune({ sysDays: 0, sysMaxRows: 0, auditDays: 5 }), { sys: 0, audit: 1 });
+		assert.deepEqual(ids(await q("audit", "")), ["recent audit"]);
 	});
 
 	it("counts by time range and event id", async () => {

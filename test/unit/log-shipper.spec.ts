@@ -3,7 +3,7 @@
 // service's own lines are never shipped (a log service that logs about every batch does not feed itself).
 import assert from "node:assert/strict";
 import { ServiceBroker, type Context } from "moleculer";
-import { formatArgs, LogShipper } from "../../lib/logs/shipper";
+import { formatArgs, LogShipper, shipperOf } from "../../lib/logs/shipper";
 import type { LogBatch } from "../../lib/contracts";
 
 async function until(what: string, ok: () => boolean, ms = 3000): Promise<void> {
@@ -46,6 +46,12 @@ describe("LogShipper", () => {
 		assert.equal(batches.reduce((n, b) => n + b.dropped, 0), 3);
 		assert.ok(batches.flatMap((b) => b.entries).every((e) => e.level === "warn" && e.logger === "test"));
 		assert.deepEqual(shipper.state, { buffered: 0, dropped: 0 });
+
+		// The level changes at run time, for the loggers already made too.
+		assert.equal(shipperOf(broker), shipper);
+		shipper.setLevel("info");
+		log.info("now shipped");
+		await until("the info line", () => batches.some((b) => b.entries.some((e) => e.msg === "now shipped")));
 	});
 
 	it("never ships the log service's own lines: a log service that logs each batch does not feed itself", async () => {
