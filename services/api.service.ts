@@ -192,6 +192,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			ctx.meta.userAgent = String(req.headers["user-agent"] ?? "").slice(0, 256);
 			if (req.headers.cookie) ctx.meta.cookie = req.headers.cookie;
 			if (alias.type === "stream") ctx.meta.contentType = String(req.headers["content-type"] ?? "").slice(0, 512);
+			const minisite = req.headers["x-pydio-minisite"];
+			if (typeof minisite === "string" && minisite) ctx.meta.minisite = minisite.slice(0, 256);
 			const snapshot = await this.access.current();
 			if (this.access.isBlocked(snapshot, ip)) throw new ForbiddenError(`Access from ${ip} is refused`, "ip.banned");
 

@@ -23,8 +23,17 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 	return undefined;
 }
 
-function sessionCookie(value: string, maxAge: number): string {
-	return `${COOKIE}=${encodeURIComponent(value)}; Path=/a/frontend/session; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAge))}`;
+/**
+ * The session cookie's name: `pydio`, or `pydio-<hash>` for a public link's page (X-Pydio-Minisite), as Cells names
+ * it, so that visiting a link in a browser does not replace the session of the user logged in there.
+ */
+function cookieName(meta: Meta): string {
+	const hash = meta.minisite?.replace(/[^A-Za-z0-9_-]/g, "").slice(0, 128);
+	return hash ? `${COOKIE}-${hash}` : COOKIE;
+}
+
+function sessionCookie(name: string, value: string, maxAge: number): string {
+	return `${name}=${encodeURIComponent(value)}; Path=/a/frontend/session; HttpOnly; SameSite=Strict; Max-Age=${Math.max(0, Math.floor(maxAge))}`;
 }
 
 /** What POST /frontend/session answers: Cells' RestFrontSessionResponse. */
@@ -59,7 +68,7 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 				const info = ctx.params.AuthInfo ?? {};
 				const type = ctx.params.Logout ? "logout" : info.type;
 				if (type === "credentials") return this.loginWithPassword(ctx, info.login, info.password, info.totp);
-				if (type === "refresh") return this.refresh(ctx, info.refresh_token || cookieValue(ctx.meta.cookie, COOKIE));
+				if (type === "refresh") return this.refresh(ctx, info.refresh_token || cookieValue(ctx.meta.cookie, cookieName(ctx.meta)));
 				if (type === "logout") return this.logout(ctx);
 				throw new BadRequestError(`AuthInfo.type must be credentials, refresh or logout${type ? ` (got "${type}")` : ""}`);
 			},
@@ -90,7 +99,8 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 				if ((e as { code?: number }).code === 401) void emit(ctx, "auth.login.failed", { ip: ctx.meta.ip, login });
 				throw e;
 			}
-			if (user.Hidden) throw new UnauthorizedError("You are not allowed to log in to this interface", "login.forbidden");
+			// A public link's hidden user logs in only from its own link's page, and only while the link is usable.
+			if (user.Hidden) await call(ctx, "share.minisiteLogin", { login: user.Login, hash: ctx.meta.minisite });
 			// An enrolled second factor (mfa service): the password alone opens no session.
 			try {
 				await call(ctx, "mfa.checkLogin", { userUuid: user.Uuid, code: totp });
@@ -112,18 +122,18 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 		},
 		async logout(this: AuthThis, ctx: Context<unknown, Meta>) {
 			const sessionId = ctx.meta.user?.SessionId;
-			const refresh = cookieValue(ctx.meta.cookie, COOKIE);
+			const refresh = cookieValue(ctx.meta.cookie, cookieName(ctx.meta));
 			if (sessionId) await call(ctx, "tokens.deleteSession", { sessionId });
 			// Without an access token the cookie must hold the session's current secret, not merely name it.
 			else if (refresh) await call(ctx, "tokens.endSessionWithRefresh", { refreshToken: refresh });
-			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie("", 0) };
+			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie(cookieName(ctx.meta), "", 0) };
 			return {};
 		},
 		grant(this: AuthThis, ctx: Context<unknown, Meta>, user: AuthInfo, session: NewSession) {
 			const cfg = loadConfig();
 			const access = signAccess({ sub: user.Uuid, name: user.Login, sid: session.sessionId }, cfg.accessTokenTtl);
 			const idToken = signId({ sub: user.Uuid, name: user.Login, profile: user.Profile }, cfg.accessTokenTtl);
-			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie(session.refreshToken, session.refreshExpiresAt - Date.now() / 1000) };
+			ctx.meta.$responseHeaders = { "Set-Cookie": sessionCookie(cookieName(ctx.meta), session.refreshToken, session.refreshExpiresAt - Date.now() / 1000) };
 			return {
 				JWT: access.token,
 				ExpireTime: access.exp,
@@ -159,7 +169,9 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 			const user = await call(ctx, "users.authInfo", { uuid });
 			if (!user) throw new UnauthorizedError("User no longer exists", "user.notfound");
 			if (user.Locked) throw new UnauthorizedError("User is locked - Please contact your admin", "user.context");
-			return { Uuid: user.Uuid, Login: user.Login, Profile: user.Profile, GroupPath: user.GroupPath, Roles: user.Roles, ...base };
+			// A link's visitor keeps access only while the link is usable (not expired, deleted or not yet started).
+			if (user.Hidden) await call(ctx, "share.linkAccess", { login: user.Login, op: "visit" });
+			return { Uuid: user.Uuid, Login: user.Login, Profile: user.Profile, GroupPath: user.GroupPath, Roles: user.Roles, ...(user.Hidden ? { Hidden: true } : {}), ...base };
 		},
 	},
 };

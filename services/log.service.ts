@@ -17,17 +17,9 @@ import { loadConfig, type CellarConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
 import { LogBook, type ListParams, type TimeRangeParams } from "../lib/logs/book";
-import type { AuditEntry, LogBatch, LoginAttempt } from "../lib/contracts";
+import type { AuditEntry, LogBatch, LoginAttempt, ShareChange } from "../lib/contracts";
 import type { LogKind } from "../lib/logs/model";
 import { auditEntry } from "../lib/logs/audit";
-
-/** `share.changed` (services/share.service.ts, lib/contracts/share): what the audit trail keeps of it. */
-interface ShareNotice {
-	Uuid: string;
-	Scope: string;
-	Action: string;
-	OwnerUuid?: string;
-}
 
 const PRUNE_EVERY_MS = 10 * 60_000;
 /** The first prune soon after a start, so that a node that restarts often still prunes. */
@@ -109,9 +101,9 @@ const LogService: ServiceSchema<ServiceSettingSchema, LogMethods, LogVars> = {
 			return this.store("audit event", this.book.audit(e, "auth", ctx.nodeID ?? this.broker.nodeID));
 		},
 		// Broadcast by the share service: every instance gets it, the request's id makes it one row.
-		"share.changed"(this: LogThis, ctx: Context<ShareNotice, Meta>) {
+		"share.changed"(this: LogThis, ctx: Context<ShareChange, Meta>) {
 			const p = ctx.params;
-			const e = auditEntry(ctx.meta, "share.changed", { target: `${p.Scope === "LINK" ? "link" : "cell"} ${p.Uuid}`, targetUuid: p.Uuid, detail: p.Action, wsUuid: p.Uuid });
+			const e = auditEntry(ctx.meta, "share.changed", { target: `${p.Scope === "LINK" ? "link" : "cell"} ${p.Uuid}`, targetUuid: p.Uuid, detail: `${p.Action}${p.Members?.length ? `, members ${p.Members.join(", ")}` : ""}`, wsUuid: p.Uuid });
 			const key = `share.changed|${ctx.requestID ?? ctx.id}|${p.Uuid}|${p.Action}`;
 			return this.store("audit event", this.book.audit(e, ctx.caller ?? "share", ctx.nodeID ?? this.broker.nodeID, key));
 		},

@@ -190,7 +190,7 @@ const MailerService: ServiceSchema<ServiceSettingSchema, MailerMethods, MailerVa
 		this.again = false;
 		this.stopping = false;
 		this.queueRepo = new MailQueueRepo<MailMessage>(this.db);
-		const lookup = async (p: Promise<PublicUser>): Promise<PublicUser | null> => {
+		const lookup = async (p: Promise<PublicUser | null>): Promise<PublicUser | null> => {
 			try {
 				return await p;
 			} catch (e) {

@@ -16,12 +16,12 @@ import { PeriodicLease } from "../lib/cluster/periodic";
 import { importNedbNodes } from "../lib/db/nodes-import";
 import { loadConfig } from "../lib/config";
 import { BadRequestError, NotFoundError } from "../lib/errors";
-import type { Identity, Meta } from "../lib/auth/identity";
+import { isAdmin, type Identity, type Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { TreeIndex } from "../lib/tree/index";
 import { TreeOperations, type DatasourceHandle } from "../lib/tree/operations";
 import { Resolver, type Location } from "../lib/tree/resolver";
-import { presentNode } from "../lib/tree/present";
+import { presentAdminNode, presentNode } from "../lib/tree/present";
 import { splitPath } from "../lib/tree/paths";
 import { checkUserWritable, type NodeDoc, type TreeNode } from "../lib/tree/model";
 import type { AccessibleWorkspace } from "../lib/workspaces/model";
@@ -36,7 +36,7 @@ import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../lib/jobs/archive";
 import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 import { S3_HEADERS } from "../lib/tree/meta";
 import { checkObjectHeaders, encodeObjectHeaders } from "../lib/io/object-meta";
-import { broadcast, call, emit, type TreeChange, type VisibleIn, type VisibleNode } from "../lib/contracts";
+import { broadcast, call, emit, type ShareNode, type TreeChange, type VisibleIn, type VisibleNode } from "../lib/contracts";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 
@@ -54,6 +54,8 @@ interface Methods extends DataStoresMethods {
 	pathsOf(nodes: NodeIn[]): string[];
 	broadcastChange(type: TreeChange["type"], doc: NodeDoc, from?: TreeChange["from"], by?: string): void;
 	withSubscriptions(user: Identity, nodes: TreeNode[]): Promise<void>;
+	shareNode(doc: NodeDoc, user: Identity): Promise<ShareNode>;
+	listRoots(user: Identity, loc: Location, prefix: string, delimiter: string | undefined, startAfter: string | undefined, maxKeys: number): ReturnType<typeof listWorkspaceObjects>;
 	announceReads(user: Identity, paths: string[]): void;
 	datasource(name: string): Promise<DatasourceHandle>;
 	hasVersions(): boolean;
@@ -277,6 +279,15 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				const user = requireUser(ctx);
 				const out = [];
 				for (const ws of await this.resolver.workspacesOf(user)) {
+					// Roots shown under the slug (a cell or link with several roots): each one, under its own path.
+					const multi = await this.resolver.multipleRoots(ws, user).catch(() => null);
+					if (multi) {
+						for (const r of multi) {
+							const doc: NodeDoc | null = await this.ops.index.get(r.ds, r.path);
+							if (doc?.type === "COLLECTION") out.push({ Slug: `${ws.Slug}/${r.key}`, UUID: ws.UUID, Label: ws.Label, Scope: ws.Scope, ds: r.ds, rootPath: r.path, read: ws.Access.includes("r"), write: ws.Access.includes("w") });
+						}
+						continue;
+					}
 					const root = await this.resolver.rootOf(ws, user).catch(() => null);
 					if (root) out.push({ Slug: ws.Slug, UUID: ws.UUID, Label: ws.Label, Scope: ws.Scope, ds: root.ds, rootPath: root.path, read: ws.Access.includes("r"), write: ws.Access.includes("w") });
 				}
@@ -343,6 +354,71 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 
+		// ---- internal, for the share service ----
+		shareNode: {
+			params: { Uuid: { type: "string", optional: true, max: 255 }, Path: { type: "string", optional: true, max: 8192 }, Any: { type: "boolean", optional: true } },
+			async handler(ctx: Context<{ Uuid?: string; Path?: string; Any?: boolean }, Meta>) {
+				const user = requireUser(ctx);
+				let doc: NodeDoc | null = null;
+				if (ctx.params.Uuid) doc = await this.ops.index.byUuid(ctx.params.Uuid);
+				else if (ctx.params.Path) {
+					const loc = await this.resolver.require(ctx.params.Path, user, "read");
+					doc = loc.virtualRoots ? null : await this.ops.index.get(loc.ds, loc.path);
+				} else throw new BadRequestError("A root node needs a Uuid or a Path");
+				if (!doc) throw new NotFoundError(`Node ${ctx.params.Uuid ?? ctx.params.Path} not found`, "node.notfound");
+				try {
+					return await this.shareNode(doc, user);
+				} catch (err) {
+					// An administrator's audit names nodes they do not reach through a workspace: in datasource paths.
+					if (!ctx.params.Any || !isAdmin(user) || (err as { code?: number }).code !== 404) throw err;
+					return { Uuid: doc._id, ds: doc.ds, path: doc.path, Type: doc.type, name: doc.name, readable: false, writable: false, Node: presentAdminNode(doc), AppearsIn: [] };
+				}
+			},
+		},
+		createCellRoot: {
+			params: { Label: { type: "string", min: 1, max: 500 } },
+			async handler(ctx: Context<{ Label: string }, Meta>) {
+				const user = requireUser(ctx);
+				const v = await call(ctx, "datasources.resolveVirtual", { uuid: "cells", user: { Login: user.Login, Uuid: user.Uuid, GroupPath: user.GroupPath } });
+				await this.datasource(v.datasource);
+				if (v.path) await this.ops.mkdir(v.datasource, v.path, true);
+				const base = ctx.params.Label.replace(/[\\/\u0000-\u001f\u007f]/g, "-").trim().slice(0, 200) || "cell";
+				for (let i = 0; ; i++) {
+					const name = i ? `${base}-${i}` : base;
+					const path = v.path ? `${v.path}/${name}` : name;
+					if (await this.ops.index.get(v.datasource, path)) continue;
+					const created: NodeDoc = await this.ops.mkdir(v.datasource, path, false);
+					const doc: NodeDoc = await this.ops.index.setMeta(created._id, { CellNode: "true" });
+					this.broadcastChange("create", doc);
+					// Under the cells virtual node, which no workspace shows: the cell itself will.
+					return { Uuid: doc._id, ds: doc.ds, path: doc.path, Type: doc.type, name: doc.name, readable: true, writable: true, Node: presentAdminNode(doc), AppearsIn: [] };
+				}
+			},
+		},
+		// A cell's own folder (CreateEmptyRoot), removed with the cell unless another share still roots on it.
+		removeCellRoot: {
+			params: { Uuid: { type: "string", max: 255 } },
+			async handler(ctx: Context<{ Uuid: string }, Meta>) {
+				const doc: NodeDoc | null = await this.ops.index.byUuid(ctx.params.Uuid);
+				if (!doc || doc.meta.CellNode !== "true" || doc.path === "") return { Removed: 0 };
+				const still = await ctx.call<unknown[], { NodeIDs: string[]; Actions: string[] }>("acl.find", { NodeIDs: [doc._id], Actions: ["workspace-path"] });
+				if (still.length) return { Removed: 0 };
+				const removed: number = await this.ops.removePermanently(doc.ds, doc.path, ctx.meta.user?.Uuid);
+				this.broadcastChange("delete", doc);
+				return { Removed: removed };
+			},
+		},
+		setNodeMeta: {
+			params: { Uuid: { type: "string", max: 255 }, Key: { type: "string", max: 255 }, Value: { type: "string", nullable: true, max: 1 << 20 } },
+			async handler(ctx: Context<{ Uuid: string; Key: string; Value: string | null }, Meta>) {
+				const doc: NodeDoc | null = await this.ops.index.byUuid(ctx.params.Uuid);
+				if (!doc) return { Updated: false };
+				const updated: NodeDoc = await this.ops.index.setMeta(doc._id, { [ctx.params.Key]: ctx.params.Value ?? undefined });
+				this.broadcastChange("meta", updated);
+				return { Updated: true };
+			},
+		},
+
 		// ---- internal, for the /io gateway (which moves the bytes itself, never through the transporter) ----
 		locate: {
 			retryPolicy: { enabled: true },
@@ -392,7 +468,9 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					if (names.length !== 1) return { Contents: [], CommonPrefixes: [], IsTruncated: false };
 				}
 				const loc: Location = await this.resolver.require(slug, user, "read");
-				return listWorkspaceObjects(this.ops.index, loc, Prefix.includes("/") ? Prefix : `${slug}/`, Delimiter, StartAfter, MaxKeys);
+				const prefix = Prefix.includes("/") ? Prefix : `${slug}/`;
+				if (loc.virtualRoots) return this.listRoots(user, loc, prefix, Delimiter, StartAfter, MaxKeys);
+				return listWorkspaceObjects(this.ops.index, loc, prefix, Delimiter, StartAfter, MaxKeys);
 			},
 		},
 		// S3 PUT of `dir/`: the folder (with its missing parents); a file of that name is a conflict.
@@ -441,6 +519,10 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 	},
 	events: {
+		// Who sees what changed with a share: cached rights and roots are dropped.
+		"share.changed"() {
+			this.resolver.clear();
+		},
 		"identity.changed"() {
 			this.resolver.clear();
 		},
@@ -449,6 +531,52 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 	},
 	methods: {
+		/** A node as the share service needs it: where the caller reaches it, and with which rights. */
+		async shareNode(doc: NodeDoc, user: Identity) {
+			const places: { loc: Location; userPath: string }[] = await this.resolver.locate(doc.ds, doc.path, user);
+			// Write-only places count (an upload link's visitor finds its folder); `readable` says whether any reads.
+			const reached = places.filter((p) => p.loc.read || p.loc.write);
+			if (!reached.length) throw new NotFoundError(`Node ${doc._id} not found`, "node.notfound");
+			const first = reached.find((p) => p.loc.read) ?? reached[0];
+			const AppearsIn = reached.map((p) => ({ WsUuid: p.loc.ws.UUID, WsLabel: p.loc.ws.Label, WsSlug: p.loc.ws.Slug, WsScope: p.loc.ws.Scope, Path: p.userPath }));
+			return { Uuid: doc._id, ds: doc.ds, path: doc.path, Type: doc.type, name: doc.name, readable: reached.some((p) => p.loc.read), writable: reached.some((p) => p.loc.write), Node: presentNode(doc, first.loc), AppearsIn };
+		},
+		/**
+		 * S3 listing of a workspace whose roots show under its slug (several roots, or a file): the roots at its top
+		 * level (folders as common prefixes with a delimiter), each root's keys below it, in key order.
+		 */
+		async listRoots(user: Identity, loc: Location, prefix: string, delimiter: string | undefined, startAfter: string | undefined, maxKeys: number) {
+			const contents: { Key: string; Size: number; MTime: number; Etag?: string }[] = [];
+			const prefixes: string[] = [];
+			let truncated = false;
+			const after = (k: string) => !startAfter || k > startAfter;
+			for (const r of loc.virtualRoots ?? []) {
+				const doc: NodeDoc | null = await this.ops.index.get(r.ds, r.path);
+				if (!doc) continue;
+				const base = `${loc.ws.Slug}/${r.key}`;
+				if (doc.type === "LEAF") {
+					if (base.startsWith(prefix) && after(base)) contents.push({ Key: base, Size: doc.size, MTime: doc.mtime, Etag: doc.etag });
+				} else if (delimiter === "/" && !prefix.startsWith(`${base}/`)) {
+					if (`${base}/`.startsWith(prefix) && after(`${base}/`)) prefixes.push(`${base}/`);
+				} else if (`${base}/`.startsWith(prefix) || prefix.startsWith(`${base}/`)) {
+					const rootLoc: Location = await this.resolver.require(base, user, "read");
+					const part = await listWorkspaceObjects(this.ops.index, rootLoc, prefix.startsWith(`${base}/`) ? prefix : `${base}/`, delimiter, startAfter, maxKeys);
+					contents.push(...part.Contents);
+					prefixes.push(...part.CommonPrefixes);
+					truncated ||= part.IsTruncated;
+				}
+			}
+			// Each root gave at most a page: the merged keys in order, cut at the page's size.
+			const keys = [...contents.map((c) => c.Key), ...prefixes].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+			const page = new Set(keys.slice(0, maxKeys));
+			const IsTruncated = truncated || keys.length > maxKeys;
+			return {
+				Contents: contents.filter((c) => page.has(c.Key)).sort((x, y) => (x.Key < y.Key ? -1 : 1)),
+				CommonPrefixes: prefixes.filter((p) => page.has(p)).sort(),
+				IsTruncated,
+				NextStartAfter: IsTruncated ? keys[Math.min(maxKeys, keys.length) - 1] : undefined,
+			};
+		},
 		/** Staging leftovers of every datasource; with `orphans`, also unreferenced objects of the tree's flat ones. */
 		async sweepAll(maxAgeMs: number, orphans = false): Promise<number> {
 			const list = await call(this.broker, "datasources.list", {}).catch(() => []);

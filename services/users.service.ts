@@ -114,15 +114,6 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 				return publicUser(u);
 			},
 		},
-		byUuid: {
-			retryPolicy: { enabled: true },
-			params: { uuid: { type: "string", max: 255 } },
-			async handler(this: This, ctx: Context<{ uuid: string }>) {
-				const u = await this.admin.directory.byUuid(ctx.params.uuid);
-				if (!u) throw new NotFoundError(`User ${ctx.params.uuid} not found`, "user.notfound");
-				return publicUser(u);
-			},
-		},
 		setAttribute: {
 			params: { uuid: { type: "string", max: 128 }, name: { type: "string", min: 1, max: 64, pattern: /^[A-Za-z][A-Za-z0-9_]*$/ }, value: { type: "string", max: 4096, nullable: true } },
 			async handler(this: This, ctx: Context<{ uuid: string; name: string; value: string | null }>) {
@@ -137,6 +128,30 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 				const u = await this.admin.directory.byEmail(ctx.params.email);
 				if (!u) throw new NotFoundError("No user with this email", "user.notfound");
 				return publicUser(u);
+			},
+		},
+		byUuid: {
+			retryPolicy: { enabled: true },
+			params: { uuid: { type: "string", max: 255 } },
+			async handler(this: This, ctx: Context<{ uuid: string }>) {
+				const u = await this.admin.directory.byUuid(ctx.params.uuid);
+				return u ? publicUser(u) : null;
+			},
+		},
+		createHidden: {
+			params: {
+				owner: { type: "object", props: { Login: { type: "string", max: 255 }, GroupPath: { type: "string", max: 1024 } } },
+				login: { type: "string", min: 8, max: 64, pattern: /^[0-9a-f]+$/ },
+				password: { type: "string", min: 8, max: 1024 },
+			},
+			async handler(this: This, ctx: Context<{ owner: { Login: string; GroupPath: string }; login: string; password: string }>) {
+				return this.admin.createHidden(ctx.params.owner, ctx.params.login, ctx.params.password);
+			},
+		},
+		deleteHidden: {
+			params: { uuid: { type: "string", max: 255 } },
+			async handler(this: This, ctx: Context<{ uuid: string }>) {
+				return { Deleted: await this.admin.deleteHidden(ctx.params.uuid) };
 			},
 		},
 		setPassword: {

@@ -17,6 +17,8 @@ export interface Identity {
 	ImpersonatedBy?: string;
 	/** Unix seconds after which the credential is no longer valid. */
 	ExpiresAt: number;
+	/** A public link's hidden user: it reaches only its link's workspace. */
+	Hidden?: boolean;
 }
 
 export interface Meta {
@@ -28,6 +30,8 @@ export interface Meta {
 	cookie?: string;
 	/** Content-Type of a request whose body is streamed to the action (uploads: the multipart boundary). */
 	contentType?: string;
+	/** X-Pydio-Minisite: the public link hash whose page makes the request (its hidden user logs in only there). */
+	minisite?: string;
 	$statusCode?: number;
 	$responseType?: string;
 	$responseHeaders?: Record<string, string>;

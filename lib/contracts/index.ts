@@ -25,6 +25,7 @@ import type { MailerActions, MailerEvents } from "./mailer";
 import type { LogEvents } from "./log";
 import type { MfaActions } from "./mfa";
 import type { ActivityActions, ActivityEvents } from "./activity";
+import type { ShareActions, ShareEvents } from "./share";
 
 export type * from "./tree";
 export type * from "./users";
@@ -46,10 +47,11 @@ export type * from "./audit";
 export type * from "./mailer";
 export type * from "./mfa";
 export type * from "./activity";
+export type * from "./share";
 export type * from "./log";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents, LogEvents {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions, ShareActions {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents, ShareEvents, LogEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

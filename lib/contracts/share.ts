@@ -31,7 +31,34 @@ export interface PublicLinkInfo {
 	AccessEnd?: number;
 }
 
-export interface ShareActions {
+export interface ShareActions extends ShareInternalActions {
 	/** Internal (no REST route): what /public/<hash> shows. Never throws for an unknown hash (Status unknown). */
 	"share.publicLink": { params: { hash: string }; result: PublicLinkInfo };
+}
+
+/** `share.changed`: a cell or a link was created, updated or deleted (activity feeds, caches). */
+export interface ShareChange {
+	/** The cell's or link's workspace uuid. */
+	Uuid: string;
+	Scope: "ROOM" | "LINK";
+	Action: "create" | "update" | "delete";
+	OwnerUuid: string;
+	/** Role ids holding read or write on the share after the change (members; a link's hidden user). */
+	Members?: string[];
+	/** The root node uuids. */
+	Roots?: string[];
+}
+
+export interface ShareEvents {
+	"share.changed": ShareChange;
+}
+
+export interface ShareInternalActions {
+	/**
+	 * Internal, for the /io gateway: may the link user `login` read (`download`, counted) or write (`upload`) now?
+	 * Not a link user: allowed, nothing counted. Throws a 403 that says why (expired, not started, exhausted).
+	 */
+	"share.linkAccess": { params: { login: string; op: "download" | "upload" | "visit" }; result: { Link: boolean; CurrentDownloads?: number } };
+	/** Internal, for the login: may the hidden user `login` log in on the minisite of `hash`? Throws 401 otherwise. */
+	"share.minisiteLogin": { params: { login: string; hash?: string }; result: { Ok: true } };
 }

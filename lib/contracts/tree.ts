@@ -39,6 +39,22 @@ export type NodeRef = { Path?: string; Uuid?: string };
 /** A node as `tree.scan` pages them (every indexed node has a size and a modification time). */
 export type ScannedNode = IndexNode & { size: number; mtime: number };
 
+/** A node a share is rooted on, as the caller reaches it (`tree.shareNode`). */
+export interface ShareNode {
+	Uuid: string;
+	ds: string;
+	path: string;
+	Type: NodeType;
+	name: string;
+	/** Whether the caller may read it (some places are write-only: an upload link's folder). */
+	readable: boolean;
+	/** False when the caller may not write there (node_readonly). */
+	writable: boolean;
+	/** The node as the caller sees it (user path), and where it appears: every workspace of theirs holding it. */
+	Node: TreeNode;
+	AppearsIn: { WsUuid: string; WsLabel: string; WsSlug: string; WsScope: string; Path: string }[];
+}
+
 export interface TreeActions {
 	"tree.stat": { params: { Node: string }; result: { Node: TreeNode } };
 	"tree.stats": { params: { NodePaths: string[]; Offset?: number; Limit?: number }; result: { Nodes?: TreeNode[] } };
@@ -68,6 +84,14 @@ export interface TreeActions {
 	"tree.visible": { params: { Nodes: ({ Uuid: string } | { ds: string; path: string })[] }; result: VisibleNode[] };
 	/** Internal: the uuids of datasource paths (null where nothing is indexed). */
 	"tree.uuidsAt": { params: { ds: string; paths: string[] }; result: (string | null)[] };
+	/** A node by uuid or user path, read with the caller's rights (404 when they cannot read it). */
+	"tree.shareNode": { params: NodeRef & { Any?: boolean }; result: ShareNode };
+	/** A new folder `<label>` (or `<label>-1`…) under the caller's `cells` virtual node, flagged CellNode. */
+	"tree.createCellRoot": { params: { Label: string }; result: ShareNode };
+	/** Deletes a cell's own folder (flagged CellNode) once no share roots on it any more. */
+	"tree.removeCellRoot": { params: { Uuid: string }; result: { Removed: number } };
+	/** Sets (or removes, when null) a metadata key of a node by uuid: the share service's `workspaces_shares`. */
+	"tree.setNodeMeta": { params: { Uuid: string; Key: string; Value: string | null }; result: { Updated: boolean } };
 }
 
 /** `tree.changed`: a node was created, rewritten, moved (`from`: its old place), deleted or had its metadata changed. */

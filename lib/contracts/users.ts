@@ -9,10 +9,12 @@ export interface UsersActions {
 	"users.checkPassword": { params: { login: string; password: string; ip?: string }; result: AuthInfo };
 	"users.byLogin": { params: { login: string }; result: PublicUser };
 	/** A user or a group by uuid; 404 when there is none. */
-	"users.byUuid": { params: { uuid: string }; result: PublicUser };
 	"users.byEmail": { params: { email: string }; result: PublicUser };
 	"users.setPassword": { params: { login: string; password: string }; result: { Success: true } };
 	/** One public attribute of a user (the avatar's binary id…); `value` null removes it. */
 	"users.setAttribute": { params: { uuid: string; name: string; value: string | null }; result: { Success: true } };
+	"users.byUuid": { params: { uuid: string }; result: PublicUser | null };
+	"users.createHidden": { params: { owner: { Login: string; GroupPath: string }; login: string; password: string }; result: { Uuid: string; Login: string } };
+	"users.deleteHidden": { params: { uuid: string }; result: { Deleted: boolean } };
 	"users.ensureAdmin": { params: { login?: string; password?: string }; result: Awaited<ReturnType<UserAdmin["ensureAdmin"]>> };
 }

@@ -65,6 +65,9 @@ export const UNIQUE_KEYS: readonly Readonly<Taken>[] = [
 	{ pg: "encryption_keys_pkey", sqlite: "encryption_keys.id", message: "A key with this id already exists", type: "key.exists" },
 	{ pg: "jobs_pkey", sqlite: "jobs.id", message: "A job with this id already exists", type: "job.exists" },
 	{ pg: "tasks_pkey", sqlite: "tasks.id", message: "A task with this id already exists", type: "task.exists" },
+	{ pg: "share_links_pkey", sqlite: "share_links.hash", message: "This hash is already in use", type: "link.hash.exists" },
+	{ pg: "share_links_workspace_key", sqlite: "share_links.workspace", message: "This workspace already has a link", type: "link.exists" },
+	{ pg: "share_links_user_login_key", sqlite: "share_links.user_login", message: "This link user already has a link", type: "link.exists" },
 ];
 
 const SQLITE_PREFIX = "UNIQUE constraint failed: ";

@@ -419,6 +419,25 @@ export interface ActivityMarkersTable {
 	seq: string;
 }
 
+/** A public link (0003-shares). */
+export interface ShareLinksTable {
+	hash: string;
+	workspace: string;
+	owner_uuid: string;
+	owner_login: string;
+	template: string;
+	access_start: number;
+	access_end: number;
+	download_limit: number;
+	download_count: number;
+	user_uuid: string;
+	user_login: string;
+	password_required: Flag;
+	created_at: number;
+	/** JSON object. */
+	extra: string;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -452,6 +471,7 @@ export interface Database {
 	activities: ActivitiesTable;
 	activity_subscriptions: ActivitySubscriptionsTable;
 	activity_markers: ActivityMarkersTable;
+	share_links: ShareLinksTable;
 }
 
 export type TableName = keyof Database;

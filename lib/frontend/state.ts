@@ -56,7 +56,8 @@ export function repositoriesFor(user: Identity, workspaces: AccessibleWorkspace[
 	}
 	for (const ws of workspaces) {
 		if (!ws || typeof ws.UUID !== "string" || !["r", "rw", "w"].includes(ws.Access)) continue;
-		if (ws.Scope === "LINK") continue; // a public link's workspace is only reached through its link
+		// A public link's workspace is only reached through its link: its visitor (a hidden user) sees only that.
+		if ((ws.Scope === "LINK") !== !!user.Hidden) continue;
 		repos.push({
 			id: ws.UUID,
 			slug: ws.Slug ?? "",

@@ -148,6 +148,36 @@ export class UserAdmin {
 		return { created: true, login, password: password ? undefined : chosen };
 	}
 
+	/**
+	 * A public link's hidden user (attributes profile=shared, hidden=true) in its owner's group: only the owner
+	 * and administrators may edit it, it reads itself. Created and deleted by the share service, never by clients.
+	 */
+	async createHidden(owner: { Login: string; GroupPath: string }, login: string, password: string): Promise<{ Uuid: string; Login: string }> {
+		const uuid = randomUUID();
+		await this.roles.ensure({ Uuid: uuid, Label: `User ${login}`, UserRole: true, Policies: defaultPolicies("role", [`user:${owner.Login}`], [`user:${owner.Login}`, "profile:admin"]) });
+		const policies = [...defaultPolicies("user", [`user:${login}`, "profile:admin"], [`user:${owner.Login}`, "profile:admin"])];
+		await this.createWithRole({
+			Uuid: uuid,
+			Login: login,
+			GroupPath: owner.GroupPath || "/",
+			Attributes: { profile: "shared", hidden: "true" },
+			PasswordHash: await hashPassword(password),
+			Roles: [],
+			Policies: policies,
+			CreatedAt: Math.floor(Date.now() / 1000),
+		});
+		return { Uuid: uuid, Login: login };
+	}
+
+	/** Deletes a hidden user and its role; false when it was not there (or is not a hidden user). */
+	async deleteHidden(uuid: string): Promise<boolean> {
+		const u: UserDoc | undefined = await this.directory.byUuid(uuid);
+		if (!u || u.IsGroup || u.Attributes.hidden !== "true") return false;
+		await this.directory.delete(u);
+		await this.roles.delete([u.Uuid]);
+		return true;
+	}
+
 	/** Role uuids in the order they apply: root, groups outermost first, profile roles, assigned, own. */
 	async roleOrder(u: UserDoc): Promise<string[]> {
 		const groups: string[] = [];

@@ -219,6 +219,7 @@ export class IoGateway {
 			case "CreateMultipartUpload": {
 				// Checked before anything is created: too large metadata leaves no upload behind.
 				const h = headersFromRequest(req.headers, s3.payload);
+				if (user.Hidden) await this.deps.call("share.linkAccess", { login: user.Login, op: "upload" }, user);
 				const w = await this.deps.call("tree.prepareWrite", { Path: key }, user);
 				const store = await this.deps.store(w.ds);
 				const s = await store.createMultipart(w.key);
@@ -371,6 +372,9 @@ export class IoGateway {
 		if (versioned) headers["x-amz-version-id"] = s3.versionId as string;
 		if (range) headers["Content-Range"] = contentRange(range, content.size);
 		if (s3.operation === "HeadObject") return void res.writeHead(range ? 206 : 200, headers).end();
+		// A public link's visitor: each download counts toward the link's limit (once, by the request that starts
+		// at the first byte), atomically in the store, and is refused with a clear 403 once it is reached.
+		if (user.Hidden) await this.deps.call("share.linkAccess", { login: user.Login, op: range && range.start > 0 ? "visit" : "download" }, user);
 		const store = await this.deps.store(content.ds);
 		const stream = await store.get(content.key, range);
 		res.writeHead(range ? 206 : 200, headers);
@@ -401,6 +405,8 @@ export class IoGateway {
 	}
 
 	private async put(s3: S3Request, req: IncomingMessage, res: ServerResponse, user: Identity, verified: VerifyOk | null, key: string): Promise<void> {
+		// A public link's visitor uploads only while the link is usable (it may have expired since the login).
+		if (user.Hidden) await this.deps.call("share.linkAccess", { login: user.Login, op: "upload" }, user);
 		if (key.endsWith("/")) {
 			// A "folder marker" from an S3 client: a folder in the tree, kept until its marker is deleted.
 			await this.deps.call("tree.folderMarker", { Path: key }, user);

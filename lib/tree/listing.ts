@@ -4,9 +4,9 @@ import { BadRequestError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
 import type { AccessibleWorkspace } from "../workspaces/model";
 import { SORT_FIELDS, type SortField, type TreeIndex } from "./index";
-import { Resolver, type Location } from "./resolver";
+import { Resolver, type Location, type RootEntry } from "./resolver";
 import { RECYCLE_BIN, type NodeDoc, type TreeNode } from "./model";
-import { pagination, presentNode, presentWorkspace, type Pagination } from "./present";
+import { pagination, presentNode, presentWorkspace, workspaceMeta, type Pagination } from "./present";
 import type { VersionEntry } from "../versions/prune";
 import { lookup as mimeLookup } from "mime-types";
 import type { ArchiveFormat } from "../jobs/params";
@@ -106,9 +106,25 @@ export class TreeReader {
 		const loc: Location | null = await this.resolver.resolve(path, user);
 		if (!loc) return { Uuid: "ROOT", Path: "", Type: "COLLECTION", MetaStore: { name: '""' } };
 		await this.resolver.check(loc, user, "read", path);
+		if (loc.virtualRoots) return this.virtualRoot(loc, loc.virtualRoots);
 		const doc = await this.index.get(loc.ds, loc.path);
 		if (!doc) return null;
 		return presentNode(doc, loc, extended && doc.type === "COLLECTION" ? await this.countMeta(doc) : {});
+	}
+
+	/** The slug of a workspace with several roots: a read-only folder (writable for a link's visitors, as Cells). */
+	private async virtualRoot(loc: Location, roots: RootEntry[]): Promise<TreeNode> {
+		let size = 0;
+		let mtime = 0;
+		for (const r of roots) {
+			const d = await this.index.get(r.ds, r.path);
+			if (!d) continue;
+			size += d.size;
+			mtime = Math.max(mtime, d.mtime);
+		}
+		const meta: Record<string, string> = { name: JSON.stringify(loc.ws.Slug), virtual_root: "true", ...workspaceMeta(loc.ws), ChildrenCount: String(roots.length) };
+		if (loc.ws.Scope !== "LINK") meta.node_readonly = "true";
+		return { Uuid: roots[0]?.uuid ?? loc.ws.UUID, Path: loc.ws.Slug, Type: "COLLECTION", Size: size, MTime: mtime, MetaStore: meta };
 	}
 
 	async countMeta(doc: NodeDoc): Promise<Record<string, string>> {
@@ -136,6 +152,14 @@ export class TreeReader {
 				continue;
 			}
 			await this.resolver.check(loc, user, "read", path);
+			if (loc.virtualRoots) {
+				// The roots of a workspace shown as children of its slug, each as it is (a file or a folder).
+				for (const r of loc.virtualRoots) {
+					const doc = await this.index.get(r.ds, r.path);
+					if (doc) nodes.push(presentNode(doc, { ws: loc.ws, write: loc.write, rootPath: r.path, base: `${loc.ws.Slug}/${r.key}` }));
+				}
+				continue;
+			}
 			const folder = await this.index.get(loc.ds, loc.path);
 			const offset = p.Offset ?? 0;
 			if (!folder || folder.type !== "COLLECTION") {

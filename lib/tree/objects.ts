@@ -115,7 +115,7 @@ export async function listWorkspaceObjects(index: TreeIndex, loc: Location, pref
 	const out: ObjectListing = { Contents: [], CommonPrefixes: [], IsTruncated: false };
 	if (maxKeys <= 0) return out;
 	// The deepest folder fully named by the prefix is where the listing starts.
-	const relPrefix = prefix.slice(loc.ws.Slug.length + 1);
+	const relPrefix = prefix.slice((loc.base ?? loc.ws.Slug).length + 1);
 	const folderRel = relPrefix.includes("/") ? relPrefix.slice(0, relPrefix.lastIndexOf("/")) : "";
 	const folder = await index.get(loc.ds, joinPath(loc.rootPath, folderRel));
 	if (!folder || folder.type !== "COLLECTION") return out;

@@ -12,12 +12,15 @@ function modeOf(type: NodeDoc["type"], writable: boolean): number {
 	return writable ? 0o644 : 0o444;
 }
 
-export function presentNode(doc: NodeDoc, loc: Pick<Location, "ws" | "rootPath" | "write">, extra: Record<string, string> = {}): TreeNode {
+export function presentNode(doc: NodeDoc, loc: Pick<Location, "ws" | "rootPath" | "write" | "base">, extra: Record<string, string> = {}): TreeNode {
 	const isRoot = doc.path === loc.rootPath;
-	const meta: Record<string, string> = { ...doc.meta, name: j(isRoot ? loc.ws.Slug : doc.name), ...extra };
+	// A root shown under its workspace's slug (several roots, or a file) keeps its own name.
+	const wsRoot = isRoot && !loc.base;
+	const meta: Record<string, string> = { ...doc.meta, name: j(wsRoot ? loc.ws.Slug : loc.base && isRoot ? loc.base.slice(loc.base.lastIndexOf("/") + 1) : doc.name), ...extra };
 	if (doc.type === "LEAF") meta.mime = j(mimeLookup(doc.name) || "application/octet-stream");
 	if (!loc.write) meta.node_readonly = "true";
-	if (isRoot) Object.assign(meta, workspaceMeta(loc.ws));
+	if (wsRoot) Object.assign(meta, workspaceMeta(loc.ws));
+	else if (isRoot) meta.ws_root = "true";
 	return {
 		Uuid: doc._id,
 		Path: Resolver.userPath(loc, doc.path),

@@ -34,7 +34,7 @@ export async function deleteNodes(deps: RecycleDeps, user: Identity, paths: stri
 			deps.changed("delete", doc);
 			jobs.push({ Uuid: randomUUID(), Label: `Deleted ${path}`, NodeUuid: doc._id });
 		} else {
-			const moved = await deps.ops.recycle(loc.ds, loc.rootPath, loc.path, joinPath(loc.ws.Slug, loc.rel));
+			const moved = await deps.ops.recycle(loc.ds, loc.rootPath, loc.path, joinPath(loc.base ?? loc.ws.Slug, loc.rel));
 			deps.changed("move", moved, { ds: loc.ds, path: loc.path });
 			jobs.push({ Uuid: randomUUID(), Label: `Moved ${path} to the recycle bin`, NodeUuid: doc._id });
 		}

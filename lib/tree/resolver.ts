@@ -19,6 +19,22 @@ export interface Location {
 	rel: string;
 	read: boolean;
 	write: boolean;
+	/**
+	 * User path of the root this location is under when it is not the workspace's slug: a workspace with several
+	 * roots, or whose root is a file (a cell or link on files), shows each root as a child of its slug
+	 * (`<slug>/<root key>`), as Cells' MultipleRootsHandler does.
+	 */
+	base?: string;
+	/** The workspace slug of such a workspace itself: a virtual folder holding its roots. */
+	virtualRoots?: RootEntry[];
+}
+
+/** One root of a workspace shown as a child of its slug. */
+export interface RootEntry {
+	key: string;
+	uuid: string;
+	ds: string;
+	path: string;
 }
 
 export interface ResolverDeps {
@@ -28,7 +44,7 @@ export interface ResolverDeps {
 	/** Uuid of the node at a datasource path, if indexed. */
 	uuidAt(ds: string, path: string): Promise<string | undefined>;
 	resolveVirtual(uuid: string, user: Identity): Promise<{ datasource: string; path: string }>;
-	nodeByUuid(uuid: string): Promise<{ ds: string; path: string } | null>;
+	nodeByUuid(uuid: string): Promise<{ ds: string; path: string; name?: string; type?: string } | null>;
 	/** Called once per workspace root when first resolved (personal folders are created on first access). */
 	ensureFolder(ds: string, path: string): Promise<void>;
 }
@@ -42,6 +58,8 @@ export class Resolver {
 	private workspaces = new TtlCache<AccessibleWorkspace[]>(5000, 5000);
 	private roots = new TtlCache<{ ds: string; path: string }>(60_000, 20_000);
 	private acls = new TtlCache<ACL[]>(5000, 5000);
+	/** Single roots known to be folders (the common case): no lookup per resolve to tell. */
+	private folderRoots = new TtlCache<true>(60_000, 20_000);
 
 	constructor(private readonly deps: ResolverDeps) {}
 
@@ -49,6 +67,7 @@ export class Resolver {
 		this.workspaces.clear();
 		this.roots.clear();
 		this.acls.clear();
+		this.folderRoots.clear();
 	}
 
 	private async nodeAclsOf(user: Identity): Promise<ACL[]> {
@@ -85,11 +104,13 @@ export class Resolver {
 	}
 
 	async workspacesOf(user: Identity): Promise<AccessibleWorkspace[]> {
-		const key = user.Roles.join(",");
+		const key = (user.Hidden ? "hidden|" : "") + user.Roles.join(",");
 		const hit = this.workspaces.get(key);
 		if (hit) return hit;
 		const generation = this.workspaces.generation;
-		const list = await this.deps.accessible(user);
+		const all = await this.deps.accessible(user);
+		// A public link's visitor reaches its link and nothing else (no personal folder, no common workspaces).
+		const list = user.Hidden ? all.filter((w) => w.Scope === "LINK") : all;
 		this.workspaces.set(key, list, Infinity, Date.now(), generation);
 		return list;
 	}
@@ -132,12 +153,53 @@ export class Resolver {
 		return root;
 	}
 
+	/**
+	 * The roots of a workspace shown as children of its slug, or null when its one root is a folder (the common
+	 * case: the slug is that folder). Keys are the roots' names, made unique with their uuid's start.
+	 */
+	async multipleRoots(ws: AccessibleWorkspace, user: Identity): Promise<RootEntry[] | null> {
+		const ids = Object.keys(ws.RootNodes ?? {});
+		if (ids.length <= 1) {
+			const id = ids[0];
+			if (!id || id.startsWith("DATASOURCE:") || id === "my-files" || id === "cells") return null;
+			if (this.folderRoots.get(id)) return null;
+			const n = await this.deps.nodeByUuid(id);
+			if (n?.type === "COLLECTION") this.folderRoots.set(id, true);
+			if (!n || n.type !== "LEAF") return null;
+		}
+		const out: RootEntry[] = [];
+		for (const id of ids) {
+			const n = await this.deps.nodeByUuid(id);
+			// A root deleted since: the others stay reachable.
+			if (!n) continue;
+			const name = n.name || n.path.slice(n.path.lastIndexOf("/") + 1) || id;
+			const key = out.some((r) => r.key === name) ? `${name}-${id.slice(0, 8)}` : name;
+			out.push({ key, uuid: id, ds: n.ds, path: n.path });
+		}
+		return out;
+	}
+
 	/** Resolves a user path; `null` for the root of all workspaces (""). */
 	async resolve(userPath: string, user: Identity): Promise<Location | null> {
 		const segments = splitPath(userPath);
 		if (!segments.length) return null;
 		const ws = (await this.workspacesOf(user)).find((w) => w.Slug === segments[0]);
 		if (!ws) throw new NotFoundError(`No workspace ${segments[0]}`, "workspace.notfound");
+		const multi = await this.multipleRoots(ws, user);
+		if (multi) {
+			if (segments.length === 1) {
+				// The slug itself: a folder of roots, read-only (nothing can be created beside the roots).
+				return { ws, ds: "", rootPath: "", path: "", rel: "", read: ws.Access.includes("r"), write: false, virtualRoots: multi };
+			}
+			const root = multi.find((r) => r.key === segments[1] || r.uuid === segments[1]);
+			if (!root) throw new NotFoundError(`No ${segments[1]} in ${ws.Slug}`, "node.notfound");
+			const rel = segments.slice(2).join("/");
+			const path = joinPath(root.path, rel);
+			const narrowed = await this.nodeRights(user, root.ds, root.path, path);
+			const read = narrowed?.read ?? ws.Access.includes("r");
+			const write = narrowed?.write ?? ws.Access.includes("w");
+			return { ws, ds: root.ds, rootPath: root.path, path, rel, read, write, base: joinPath(ws.Slug, root.key) };
+		}
 		const root = await this.rootOf(ws, user);
 		const rel = segments.slice(1).join("/");
 		const path = joinPath(root.path, rel);
@@ -145,6 +207,26 @@ export class Resolver {
 		const read = narrowed?.read ?? ws.Access.includes("r");
 		const write = narrowed?.write ?? ws.Access.includes("w");
 		return { ws, ds: root.ds, rootPath: root.path, path, rel, read, write };
+	}
+
+	/**
+	 * Where a node (datasource path) appears for a user: the first workspace of theirs whose root holds it, and its
+	 * user path there; null when none does. Cells' AppearsIn and "read the root with the caller's rights".
+	 */
+	async locate(ds: string, path: string, user: Identity): Promise<{ loc: Location; userPath: string }[]> {
+		const out: { loc: Location; userPath: string }[] = [];
+		for (const ws of await this.workspacesOf(user)) {
+			const multi = await this.multipleRoots(ws, user).catch(() => null);
+			const roots = multi ?? [await this.rootOf(ws, user).then((r) => ({ key: "", uuid: "", ...r }), () => null)].filter((r): r is RootEntry => !!r);
+			for (const r of roots) {
+				if (r.ds !== ds || !(r.path === "" || path === r.path || path.startsWith(`${r.path}/`))) continue;
+				const rel = r.path === "" ? path : path === r.path ? "" : path.slice(r.path.length + 1);
+				const userPath = joinPath(multi ? joinPath(ws.Slug, r.key) : ws.Slug, rel);
+				const loc = await this.resolve(userPath, user).catch(() => null);
+				if (loc) out.push({ loc, userPath });
+			}
+		}
+		return out;
 	}
 
 	/**
@@ -178,8 +260,8 @@ export class Resolver {
 	}
 
 	/** The user path of a datasource path inside a workspace root (for answers). */
-	static userPath(loc: Pick<Location, "ws" | "rootPath">, dsPath: string): string {
+	static userPath(loc: Pick<Location, "ws" | "rootPath" | "base">, dsPath: string): string {
 		const rel = loc.rootPath === "" ? dsPath : dsPath === loc.rootPath ? "" : dsPath.slice(loc.rootPath.length + 1);
-		return joinPath(loc.ws.Slug, rel);
+		return joinPath(loc.base ?? loc.ws.Slug, rel);
 	}
 }

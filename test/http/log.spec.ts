@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import type { Service } from "moleculer";
 import { startNode, type TestNode } from "../helpers/node";
 import { LogShipper } from "../../lib/logs/shipper";
+import type { ShareChange } from "../../lib/contracts";
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 8000): Promise<T> {
 	const end = Date.now() + ms;
@@ -114,9 +115,16 @@ describe("Logs and audit (/a/log)", function () {
 		assert.equal(JSON.parse(imp.JsonZaps).Target, "bob");
 		// Share changes (broadcast by the share service to every instance) are kept once, with the caller.
 		const meta = { user: { Login: "admin", Uuid: "admin-uuid" }, ip: "192.0.2.7" };
-		await node.broker.broadcast("share.changed", { Uuid: "cell-1", Scope: "ROOM", Action: "create", OwnerUuid: "admin-uuid" }, { meta });
+		await node.broker.broadcast("share.changed", { Uuid: "cell-1", Scope: "ROOM", Action: "create", OwnerUuid: "admin-uuid" } satisfies ShareChange, { meta });
 		const share = await until("the share entry", async () => (await node.api("POST", "/a/log/audit", { Query: "+MsgId:share.changed +WsUuid:cell-1" }, admin)).body.Logs?.[0]);
 		assert.equal(share.Msg, "admin changed share cell cell-1 from 192.0.2.7: create");
+		// A real cell, shared through the share service: its creation is in the trail with who and from where.
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/audit-shared", Type: "COLLECTION" }] }, admin)).status, 200);
+		const folder = (await node.api("GET", "/a/tree/stat/common-files%2Faudit-shared", undefined, admin)).body.Node.Uuid;
+		const cell = await node.api("PUT", "/a/share/cell", { Room: { Label: "Audited cell", RootNodes: [{ Uuid: folder }], ACLs: {} } }, admin);
+		assert.equal(cell.status, 200, cell.text);
+		const real = await until("the cell's entry", async () => (await node.api("POST", "/a/log/audit", { Query: `+MsgId:share.changed +WsUuid:${cell.body.Uuid}` }, admin)).body.Logs?.[0]);
+		assert.match(real.Msg, /^admin changed share cell .* from .*127\.0\.0\.1: create/);
 		// The chart counts them by event id.
 		const chart = await node.api("POST", "/a/log/audit/chartdata", { MsgId: "user.delete", TimeRangeType: "H" }, admin);
 		assert.ok(chart.body.Results[11].Count >= 1);

@@ -36,10 +36,19 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"tree.visible": true,
 	"tree.uuidsAt": true,
 	"activity.followed": true,
+	"tree.shareNode": true,
+	"tree.createCellRoot": true,
+	"tree.setNodeMeta": true,
+	"tree.removeCellRoot": true,
+	"users.byUuid": true,
+	"users.createHidden": true,
+	"users.deleteHidden": true,
+	"share.publicLink": true,
+	"share.linkAccess": true,
+	"share.minisiteLogin": true,
 	"users.authInfo": true,
 	"users.checkPassword": true,
 	"users.byLogin": true,
-	"users.byUuid": true,
 	"mailer.queue": true,
 	"users.byEmail": true,
 	"users.setPassword": true,
@@ -103,6 +112,7 @@ const CONTRACT_EVENTS: Record<EventName, true> = {
 	"activity.posted": true,
 	"activity.subscribed": true,
 	"tree.read": true,
+	"share.changed": true,
 };
 
 /** Every event a schema subscribes to, its mixins' included (Moleculer's own `$…` events left out). */

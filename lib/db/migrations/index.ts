@@ -4,6 +4,7 @@
 import type { Migration, MigrationProvider } from "kysely";
 import type { DialectName } from "../sql";
 import { initial } from "./0001-initial";
+import { shares } from "./0003-shares";
 import { userMeta } from "./0004-user-meta";
 import { mail } from "./0005-mail";
 import { activity } from "./0006-activity";
@@ -13,6 +14,7 @@ import { logs } from "./0011-logs";
 export function migrations(dialect: DialectName): Record<string, Migration> {
 	const all: Record<string, Migration> = {
 		"0001-initial": initial(dialect),
+		"0003-shares": shares(dialect),
 		"0004-user-meta": userMeta(dialect),
 		"0005-mail": mail(dialect),
 		"0006-activity": activity(dialect),
