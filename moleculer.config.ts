@@ -2,6 +2,7 @@
 // (or any Moleculer transporter URL): a cluster where calls are balanced and reads are retried at the caller.
 import type { BrokerOptions } from "moleculer";
 import { loadConfig } from "./lib/config";
+import { shipperFor } from "./lib/logs/shipper";
 
 const cfg = loadConfig();
 
@@ -9,7 +10,9 @@ const config: BrokerOptions = {
 	namespace: cfg.namespace,
 	nodeID: cfg.nodeId || undefined,
 	transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
-	logger: cfg.logLevel === "silent" ? false : { type: "Console", options: { level: cfg.logLevel, formatter: "short" } },
+	// The console (LOG_LEVEL), and the cluster's log (LOG_SHIP_LEVEL, read with POST /a/log/sys). Moleculer takes
+	// logger instances in the array (LoggerFactory resolves each entry); its typings only list configurations.
+	logger: [cfg.logLevel === "silent" ? null : { type: "Console", options: { level: cfg.logLevel, formatter: "short" } }, shipperFor(cfg)].filter((l) => l !== null) as unknown as BrokerOptions["logger"],
 	logLevel: cfg.logLevel === "silent" ? undefined : (cfg.logLevel as BrokerOptions["logLevel"]),
 	serializer: "JSON",
 	requestTimeout: cfg.requestTimeout,

@@ -56,6 +56,14 @@ export interface CellarConfig {
 	bodyTimeout: number;
 	/** Seconds a connection may stay silent while the client owes data (a body) or does not read the answer. */
 	idleTimeout: number;
+	/** Least severe level a node ships to the cluster's log (`POST /a/log/sys`); "silent": none. */
+	logShipLevel: string;
+	/** Days the system log keeps an entry; 0: no age limit (LOG_MAX_ROWS still bounds it). */
+	logRetentionDays: number;
+	/** Most system log entries kept (the oldest go first); 0: no row limit (LOG_RETENTION_DAYS still bounds it). */
+	logMaxRows: number;
+	/** Days the audit trail keeps an entry (at least 1). */
+	auditRetentionDays: number;
 	/** Largest avatar or logo accepted by POST /frontend/binaries, in bytes. */
 	binaryMaxSize: number;
 	/** Where POST /update asks for newer versions (Cells' update-server protocol); unset: no update source. */
@@ -75,6 +83,7 @@ export const VARIABLES = [
 	"NAMESPACE", "LOG_LEVEL", "ACCESS_TOKEN_TTL", "REFRESH_TOKEN_TTL", "MAX_FAILED_LOGINS", "LOGIN_LOCK_DURATION", "LOGIN_DELAY_MAX", "IP_BAN_THRESHOLD",
 	"IP_BAN_WINDOW", "IP_BAN_DURATION", "BODY_LIMIT", "BODY_TIMEOUT", "IDLE_TIMEOUT", "TRUSTED_PROXIES", "REQUEST_TIMEOUT", "HEARTBEAT_INTERVAL",
 	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "SMTP_URL", "MAIL_RETRY_DELAY", "MAIL_MAX_ATTEMPTS", "PUBLIC_URL", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
+	"LOG_SHIP_LEVEL", "LOG_RETENTION_DAYS", "LOG_MAX_ROWS", "AUDIT_RETENTION_DAYS",
 	"BINARY_MAX_SIZE", "UPDATE_URL",
 	"ACTIVITY_RETENTION_DAYS", "ACTIVITY_MAX_PER_FEED",
 ] as const;
@@ -134,6 +143,12 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 				"Unset MONGO_URI; for a store shared by the nodes of a cluster, set DATABASE_URL to a PostgreSQL database (postgres://user:password@host:5432/db)",
 		);
 	}
+	const logShipLevel = text("LOG_SHIP_LEVEL")?.trim() ?? "info";
+	if (!LOG_LEVELS.includes(logShipLevel)) problems.push(`LOG_SHIP_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${logShipLevel}"`);
+	const logRetentionDays = num("LOG_RETENTION_DAYS", 7, { max: 36500 });
+	const logMaxRows = num("LOG_MAX_ROWS", 100000);
+	// The system log must stay bounded on disk: by age, by rows, or both.
+	if (logRetentionDays === 0 && logMaxRows === 0) problems.push("LOG_RETENTION_DAYS and LOG_MAX_ROWS cannot both be 0 (the system log would grow without bound)");
 	const databaseUrl = text("DATABASE_URL")?.trim();
 	if (databaseUrl && !/^postgres(ql)?:\/\//i.test(databaseUrl)) problems.push(`DATABASE_URL must be a postgres:// or postgresql:// URL (got "${databaseUrl.slice(0, 12)}…")`);
 	const smtpUrl = text("SMTP_URL")?.trim();
@@ -185,6 +200,10 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 		loginDelayMax: num("LOGIN_DELAY_MAX", 300),
 		bodyTimeout: num("BODY_TIMEOUT", 15, { min: 1 }),
 		idleTimeout: num("IDLE_TIMEOUT", 60, { min: 1 }),
+		logShipLevel,
+		logRetentionDays,
+		logMaxRows,
+		auditRetentionDays: num("AUDIT_RETENTION_DAYS", 365, { min: 1, max: 36500 }),
 		binaryMaxSize: num("BINARY_MAX_SIZE", 5 * 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
 		updateUrl,
 		activityRetentionDays: num("ACTIVITY_RETENTION_DAYS", 90, { min: 1 }),

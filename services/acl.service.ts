@@ -4,6 +4,7 @@
  * content locks. REST: POST /acl (search), PUT /acl, POST /acl/bulk/delete — administrators only.
  * Internal: acl.find, acl.put, acl.deleteWhere for the other services (workspaces, users, shares...).
  * Emits `identity.changed` { kind: "acl" } after every change (gateways drop cached identities).
+ * Emits `audit.log` (acl.update, acl.delete) after an ACL change through the API.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
@@ -16,6 +17,7 @@ import { requireAdmin } from "../lib/identity/resource-policy";
 import { checkFilter, checkId, checkSearch, toACL, validateACL, type ACL, type ACLFilter, type ACLSingleQuery } from "../lib/acl/model";
 import { searchParams } from "../lib/cells/params";
 import { broadcast } from "../lib/contracts";
+import { audit } from "../lib/logs/audit";
 
 interface SearchParams {
 	Queries?: ACLSingleQuery[];
@@ -82,7 +84,9 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 			params: aclParams,
 			async handler(this: AclThis, ctx: Context<ACL, Meta>) {
 				requireAdmin(ctx);
-				return this.putAcl(ctx, ctx.params);
+				const out = await this.putAcl(ctx, ctx.params);
+				audit(ctx, "acl.update", { target: `role ${out.RoleID ?? ""} on ${out.NodeID || out.WorkspaceID || ""}`, detail: `${out.Action?.Name ?? ""}=${out.Action?.Value ?? ""}`, nodeUuid: out.NodeID || undefined, wsUuid: out.WorkspaceID || undefined });
+				return out;
 			},
 		},
 		bulkDelete: {
@@ -93,6 +97,7 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 				const p = ctx.params;
 				const filter = checkFilter({ ID: p.ID, RoleID: p.RoleID, WorkspaceID: p.WorkspaceID, NodeID: p.NodeID, ActionName: p.Action?.Name, ActionValue: p.Action?.Value });
 				const NumRows = await this.removeWhere(ctx, filter);
+				if (NumRows) audit(ctx, "acl.delete", { target: `role ${p.RoleID ?? "*"} on ${p.NodeID || p.WorkspaceID || "*"}`, detail: `${NumRows} ACL(s)${p.Action?.Name ? ` ${p.Action.Name}` : ""}` });
 				return { Success: true, NumRows };
 			},
 		},

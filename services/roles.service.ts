@@ -4,6 +4,7 @@
  * acl service. Rules in lib/identity/role-admin (RoleAdmin), storage and cache in lib/identity/role-directory.
  * Emits `identity.changed` {kind: "role", uuid} after any change (gateways drop cached identities).
  * Consumes `identity.changed` (drops its cache unless the change is about users, groups, ACLs or workspaces).
+ * Emits `audit.log` (role.update, role.delete) after a role is saved or deleted through the API.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
@@ -12,6 +13,7 @@ import { RolesRepo, importNedbRoles } from "../lib/db/roles";
 import { importNedbOnce } from "../lib/db/nedb-import";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
+import { audit } from "../lib/logs/audit";
 import type { Role } from "../lib/identity/roles";
 import { RoleDirectory } from "../lib/identity/role-directory";
 import { RoleAdmin, type RoleSearch } from "../lib/identity/role-admin";
@@ -63,15 +65,19 @@ const RolesService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 		put: {
 			rest: "PUT /role/:Uuid",
 			params: roleParams,
-			handler(this: This, ctx: Context<Role, Meta>) {
-				return this.admin.put(requireUser(ctx), ctx.params);
+			async handler(this: This, ctx: Context<Role, Meta>) {
+				const out = await this.admin.put(requireUser(ctx), ctx.params);
+				audit(ctx, "role.update", { target: ctx.params.Label || ctx.params.Uuid, targetUuid: ctx.params.Uuid });
+				return out;
 			},
 		},
 		remove: {
 			rest: "DELETE /role/:Uuid",
 			params: { Uuid: { type: "string", min: 1, max: 128 } },
-			handler(this: This, ctx: Context<{ Uuid: string }, Meta>) {
-				return this.admin.remove(requireUser(ctx), ctx.params.Uuid);
+			async handler(this: This, ctx: Context<{ Uuid: string }, Meta>) {
+				const out = await this.admin.remove(requireUser(ctx), ctx.params.Uuid);
+				audit(ctx, "role.delete", { target: ctx.params.Uuid, targetUuid: ctx.params.Uuid });
+				return out;
 			},
 		},
 

@@ -7,6 +7,7 @@
  * every search replica updates its index). Consumes `identity.changed` and
  * `datasources.changed` (drops its caches). Calls `user-meta.valuesFor` once per stat or listing page (the
  * user metadata the caller may read, shown in the nodes' MetaStore) when a user-meta service runs.
+ * Emits `audit.log` (node.delete, one per path) after `POST /tree/delete`.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
@@ -41,6 +42,7 @@ import { randomUUID } from "node:crypto";
 
 /** Who is acting while a folder is made: the operations' creation hook announces folders with their author. */
 const acting = new AsyncLocalStorage<string>();
+import { audit } from "../lib/logs/audit";
 
 /** S3 headers as internal calls pass them (x-amz-meta-* included); checked again before they are stored. */
 const s3Headers = { type: "record", optional: true, key: { type: "string", max: 256 }, value: { type: "string", max: 8192 } };
@@ -115,7 +117,10 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			params: { Nodes: nodeList, Recursive: { type: "boolean", optional: true }, RemovePermanently: { type: "boolean", optional: true } },
 			async handler(ctx: Context<{ Nodes: NodeIn[]; Recursive?: boolean; RemovePermanently?: boolean }, Meta>) {
 				const user = requireUser(ctx);
-				return { DeleteJobs: await deleteNodes(this.recycleDeps(user.Login), user, this.pathsOf(ctx.params.Nodes), !!ctx.params.RemovePermanently) };
+				const paths = this.pathsOf(ctx.params.Nodes);
+				const out = { DeleteJobs: await deleteNodes(this.recycleDeps(user.Login), user, paths, !!ctx.params.RemovePermanently) };
+				for (const path of paths) audit(ctx, "node.delete", { target: path, nodePath: path, detail: ctx.params.RemovePermanently ? "permanently" : undefined });
+				return out;
 			},
 		},
 		restore: {

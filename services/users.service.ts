@@ -2,6 +2,7 @@
  * users — owns users and groups (a group is a user record with IsGroup), their password hashes, profiles,
  * locks and explicitly assigned roles; creates each one's personal role in the roles service.
  * Emits `identity.changed` after any change. Consumes `identity.changed` (drops its cache).
+ * Emits `audit.log` (user.delete, user.roles) after a user is deleted or given roles through the API.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
@@ -16,6 +17,7 @@ import { loadConfig } from "../lib/config";
 import { publicUser, type UserDoc, type UserQuery } from "../lib/identity/users";
 import { searchParams } from "../lib/cells/params";
 import { broadcast, call, type IdentityChange } from "../lib/contracts";
+import { audit } from "../lib/logs/audit";
 
 const userBody = {
 	Login: { type: "string", max: 255 },
@@ -72,7 +74,9 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 			rest: "DELETE /user/:Login",
 			params: { Login: { type: "string", min: 1, max: 1024 } },
 			async handler(this: This, ctx: Context<{ Login: string }, Meta>) {
-				return this.admin.removeUserOrGroup(requireUser(ctx), ctx.params.Login);
+				const out = await this.admin.removeUserOrGroup(requireUser(ctx), ctx.params.Login);
+				audit(ctx, "user.delete", { target: ctx.params.Login });
+				return out;
 			},
 		},
 		putRoles: {
@@ -80,7 +84,9 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 			params: userBody,
 			async handler(this: This, ctx: Context<UserBody, Meta>) {
 				const caller = requireUser(ctx);
-				return this.admin.present(await this.admin.putRoles(caller, ctx.params), caller);
+				const out = this.admin.present(await this.admin.putRoles(caller, ctx.params), caller);
+				audit(ctx, "user.roles", { target: ctx.params.Login, targetUuid: ctx.params.Uuid, detail: `roles: ${(ctx.params.Roles ?? []).map((r) => r.Uuid).join(", ")}` });
+				return out;
 			},
 		},
 

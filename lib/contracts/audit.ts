@@ -1,16 +1,39 @@
-// audit.log — security-relevant acts worth a trail beyond the node's log (today: an administrator obtaining an
-// impersonation token). Emitted for whichever service keeps an audit trail; none consumes it yet, and the
-// emitter also writes the same facts to its warn log.
+// audit.log — security-relevant acts worth a trail beyond the node's log: logins (from auth.login.* events),
+// impersonation tokens, role, user, ACL and tree changes. Emitted (balanced: one log service instance stores it)
+// by the service that did the act; the log service keeps them for `POST /a/log/audit` (services/log.service.ts).
+// `action` is the audit entry's MsgId.
+export type AuditAction =
+	| "login.succeeded"
+	| "login.failed"
+	| "token.impersonate"
+	| "role.update"
+	| "role.delete"
+	| "user.roles"
+	| "user.delete"
+	| "acl.update"
+	| "acl.delete"
+	| "node.delete"
+	| "share.changed";
+
 export interface AuditEntry {
-	action: "token.impersonate";
+	action: AuditAction;
+	/** Login of who acted ("" when unknown). */
 	actor: string;
-	target: string;
-	actorUuid: string;
-	targetUuid: string;
-	tokenId: string;
+	actorUuid?: string;
+	/** What it was done to: a login, a role, a node path… */
+	target?: string;
+	targetUuid?: string;
+	/** A short sentence, when the action and target do not say it all. */
+	detail?: string;
+	tokenId?: string;
 	/** Unix seconds. */
-	expiresAt: number;
+	expiresAt?: number;
+	/** The client's address, as the gateway saw it. */
 	ip?: string;
+	userAgent?: string;
+	nodePath?: string;
+	nodeUuid?: string;
+	wsUuid?: string;
 	/** Unix seconds. */
 	time: number;
 }

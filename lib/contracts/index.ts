@@ -22,6 +22,7 @@ import type { SelectionsActions } from "./selections";
 import type { UserMetaActions, UserMetaEvents } from "./usermeta";
 import type { GraphActions } from "./graph";
 import type { MailerActions, MailerEvents } from "./mailer";
+import type { LogEvents } from "./log";
 import type { MfaActions } from "./mfa";
 import type { ActivityActions, ActivityEvents } from "./activity";
 import type { ShareActions, ShareEvents } from "./share";
@@ -47,9 +48,10 @@ export type * from "./mailer";
 export type * from "./mfa";
 export type * from "./activity";
 export type * from "./share";
+export type * from "./log";
 
 export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions, ShareActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents, ShareEvents {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents, ShareEvents, LogEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

@@ -158,4 +158,5 @@ export { EncryptionKeysRepo } from "./encryption-keys";
 export { DataSourcesRepo, type VirtualNodeRecord } from "./datasources";
 export { VersionsRepo } from "./versions";
 export { MailQueueRepo, type QueuedMail, type NewQueuedMail, type MailStatus } from "./mail-queue";
+export { LogsRepo, type LogCursor } from "./logs";
 export { ActivityRepo, type ActivityEntry, type SubscriptionRecord } from "./activity";

@@ -330,6 +330,31 @@ export interface UserMetaTagsTable {
 	tag: string;
 }
 
+/** The system log and the audit trail (lib/db/logs). */
+export interface LogsTable {
+	id: string;
+	/** sys | audit */
+	kind: string;
+	/** Unix ms. */
+	ts: number;
+	level: string;
+	logger: string;
+	node: string;
+	msg: string;
+	msg_id: string | null;
+	user_name: string | null;
+	user_uuid: string | null;
+	remote_address: string | null;
+	user_agent: string | null;
+	node_uuid: string | null;
+	node_path: string | null;
+	ws_uuid: string | null;
+	operation_uuid: string | null;
+	span_uuid: string | null;
+	/** JSON object. */
+	extra: string | null;
+}
+
 /** Avatars (kind USER, owner = the user's uuid) and global logos (kind GLOBAL, owner = the slot posted to). */
 export interface FrontendBinariesTable {
 	kind: "USER" | "GLOBAL";
@@ -462,6 +487,7 @@ export interface Database {
 	user_meta_namespaces: UserMetaNamespacesTable;
 	user_meta: UserMetaTable;
 	user_meta_tags: UserMetaTagsTable;
+	logs: LogsTable;
 	frontend_binaries: FrontendBinariesTable;
 	user_totp: UserTotpTable;
 	activities: ActivitiesTable;

@@ -48,6 +48,15 @@ describe("configuration", () => {
 		});
 	});
 
+	it("checks the log settings: a level, and a system log bounded by age or by rows", () => {
+		const ok = parseConfig({ LOG_SHIP_LEVEL: "warn", LOG_RETENTION_DAYS: "0", LOG_MAX_ROWS: "500", AUDIT_RETENTION_DAYS: "30" });
+		assert.deepEqual([ok.logShipLevel, ok.logRetentionDays, ok.logMaxRows, ok.auditRetentionDays], ["warn", 0, 500, 30]);
+		assert.throws(() => parseConfig({ LOG_SHIP_LEVEL: "chatty", LOG_RETENTION_DAYS: "0", LOG_MAX_ROWS: "0", AUDIT_RETENTION_DAYS: "0" }), (e: unknown) => {
+			const problems = (e as ConfigError).problems.join("\n");
+			return /LOG_SHIP_LEVEL/.test(problems) && /both be 0/.test(problems) && /AUDIT_RETENTION_DAYS/.test(problems);
+		});
+	});
+
 	it("applies the defaults the README states, for every variable it reads", () => {
 		const rows = readmeTable();
 		assert.deepEqual([...rows.keys()].sort(), [...VARIABLES].sort());
@@ -58,6 +67,7 @@ describe("configuration", () => {
 			IP_BAN_THRESHOLD: "ipBanThreshold", IP_BAN_WINDOW: "ipBanWindow", IP_BAN_DURATION: "ipBanDuration", BODY_LIMIT: "bodyLimit", BODY_TIMEOUT: "bodyTimeout",
 			IDLE_TIMEOUT: "idleTimeout", REQUEST_TIMEOUT: "requestTimeout", HEARTBEAT_INTERVAL: "heartbeatInterval", HEARTBEAT_TIMEOUT: "heartbeatTimeout",
 			SCRYPT_N: "scryptN", METRICS: "metrics", MAIL_FROM: "mailFrom", MAIL_RETRY_DELAY: "mailRetryDelay", MAIL_MAX_ATTEMPTS: "mailMaxAttempts", CELLAR_DEFAULT_DS_STRUCT: "defaultDsStructured",
+			LOG_SHIP_LEVEL: "logShipLevel", LOG_RETENTION_DAYS: "logRetentionDays", LOG_MAX_ROWS: "logMaxRows", AUDIT_RETENTION_DAYS: "auditRetentionDays",
 			BINARY_MAX_SIZE: "binaryMaxSize",
 			ACTIVITY_RETENTION_DAYS: "activityRetentionDays", ACTIVITY_MAX_PER_FEED: "activityMaxPerFeed",
 		};

@@ -90,8 +90,8 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"users.setAttribute": true,
 };
 
-// Every event the contracts name, once (same reason). An event may have no subscriber yet (`audit.log`,
-// `jobs.task.changed` is for watchers and tests); a subscriber to a name not listed here is a typo or a seam
+// Every event the contracts name, once (same reason). An event may have no subscriber yet (`jobs.task.changed`
+// is for watchers and tests); a subscriber to a name not listed here is a typo or a seam
 // outside the contracts, and fails the test below.
 const CONTRACT_EVENTS: Record<EventName, true> = {
 	"tree.changed": true,
@@ -108,6 +108,7 @@ const CONTRACT_EVENTS: Record<EventName, true> = {
 	"audit.log": true,
 	"usermeta.changed": true,
 	"mailer.queued": true,
+	"log.entries": true,
 	"activity.posted": true,
 	"activity.subscribed": true,
 	"tree.read": true,
