@@ -2,6 +2,7 @@
 // (or any Moleculer transporter URL): a cluster where calls are balanced and reads are retried at the caller.
 import type { BrokerOptions } from "moleculer";
 import { loadConfig } from "./lib/config";
+import { AdjustableConsoleLogger } from "./lib/config-tree/log-level";
 
 const cfg = loadConfig();
 
@@ -9,7 +10,8 @@ const config: BrokerOptions = {
 	namespace: cfg.namespace,
 	nodeID: cfg.nodeId || undefined,
 	transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
-	logger: cfg.logLevel === "silent" ? false : { type: "Console", options: { level: cfg.logLevel, formatter: "short" } },
+	// Adjustable: PUT /a/config/services/config {"logLevel"} changes the level of every node without a restart.
+	logger: cfg.logLevel === "silent" ? false : new AdjustableConsoleLogger({ level: cfg.logLevel, formatter: "short" }),
 	logLevel: cfg.logLevel === "silent" ? undefined : (cfg.logLevel as BrokerOptions["logLevel"]),
 	serializer: "JSON",
 	requestTimeout: cfg.requestTimeout,

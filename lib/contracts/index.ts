@@ -21,6 +21,7 @@ import type { EncryptionActions, EncryptionEvents } from "./encryption";
 import type { SelectionsActions } from "./selections";
 import type { UserMetaActions, UserMetaEvents } from "./usermeta";
 import type { GraphActions } from "./graph";
+import type { ConfigActions, ConfigEvents } from "./config";
 
 export type * from "./tree";
 export type * from "./users";
@@ -39,9 +40,10 @@ export type * from "./graph";
 export type * from "./acl";
 export type * from "./jobs";
 export type * from "./audit";
+export type * from "./config";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, ConfigActions {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, ConfigEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

@@ -157,3 +157,4 @@ export { UserMetaRepo, type UserMetaQuery } from "./user-meta";
 export { EncryptionKeysRepo } from "./encryption-keys";
 export { DataSourcesRepo, type VirtualNodeRecord } from "./datasources";
 export { VersionsRepo } from "./versions";
+export { ConfigRepo, type ConfigLeaf } from "./config";

@@ -309,6 +309,15 @@ export interface UserMetaTagsTable {
 	tag: string;
 }
 
+/** A leaf of the configuration tree (lib/config-tree). */
+export interface ConfigEntriesTable {
+	path: string;
+	json_value: string;
+	author: string;
+	/** Unix ms. */
+	updated_at: number;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -335,6 +344,7 @@ export interface Database {
 	user_meta_namespaces: UserMetaNamespacesTable;
 	user_meta: UserMetaTable;
 	user_meta_tags: UserMetaTagsTable;
+	config_entries: ConfigEntriesTable;
 }
 
 export type TableName = keyof Database;

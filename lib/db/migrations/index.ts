@@ -5,11 +5,13 @@ import type { Migration, MigrationProvider } from "kysely";
 import type { DialectName } from "../sql";
 import { initial } from "./0001-initial";
 import { userMeta } from "./0004-user-meta";
+import { configTree } from "./0010-config";
 
 export function migrations(dialect: DialectName): Record<string, Migration> {
 	return {
 		"0001-initial": initial(dialect),
 		"0004-user-meta": userMeta(dialect),
+		"0010-config": configTree(dialect),
 	};
 }
 
