@@ -14,7 +14,7 @@ import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
 import { BadRequestError, NotFoundError } from "../lib/errors";
-import { ConfigTree, normalizePath, type Json, type ObjectSchema } from "../lib/config-tree/tree";
+import { ConfigTree, WRITABLE_ROOTS, isWritablePath, normalizePath, type Json, type ObjectSchema } from "../lib/config-tree/tree";
 import { FRONTEND_SCHEMAS, LOG_LEVELS, NODE_SETTINGS_PATH, NODE_SETTINGS_SCHEMA } from "../lib/config-tree/schemas";
 import { LogLevelControl } from "../lib/config-tree/log-level";
 import { JOB_ACTIONS, actionFormXml } from "../lib/jobs/catalog";
@@ -54,6 +54,8 @@ const ConfigService: ServiceSchema<Settings, Methods, Vars> = {
 			async handler(this: This, ctx: Context<{ FullPath: string | string[] }, Meta>) {
 				requireAdmin(ctx);
 				const path = normalizePath(ctx.params.FullPath);
+				// Only these roots can hold anything; elsewhere is also where the routes of a stopped service fall.
+				if (!isWritablePath(path)) throw new NotFoundError(`Nothing is stored at ${path || "/"}: the configuration tree holds ${WRITABLE_ROOTS.map((r) => `${r}/…`).join(" and ")}`, "config.notfound");
 				const value = await this.tree.get(path);
 				return value === undefined ? { FullPath: path } : { FullPath: path, Data: JSON.stringify(value) };
 			},

@@ -12,6 +12,10 @@ export type ObjectSchema = Record<string, unknown>;
 
 export const WRITABLE_ROOTS = ["frontend", "services"] as const;
 const MAX_DEPTH = 16;
+
+export function isWritablePath(path: string): boolean {
+	return (WRITABLE_ROOTS as readonly string[]).includes(path.split("/")[0]);
+}
 const MAX_LEAVES = 2000;
 const SEGMENT = /^[A-Za-z0-9_.\-@$]{1,128}$/;
 
@@ -105,7 +109,7 @@ export class ConfigTree {
 	/** Replaces the value at `path` by `value` after the checks; the paths of known schemas it changed. */
 	async put(path: string, value: Json, author: string): Promise<void> {
 		const segments = path === "" ? [] : path.split("/");
-		if (!(WRITABLE_ROOTS as readonly string[]).includes(segments[0] ?? "")) throw new UnauthorizedError(`Wrong path: configuration can only be written under ${WRITABLE_ROOTS.map((r) => `${r}/`).join(" or ")}`, "config.wrong.path");
+		if (!isWritablePath(path)) throw new UnauthorizedError(`Wrong path: configuration can only be written under ${WRITABLE_ROOTS.map((r) => `${r}/`).join(" or ")}`, "config.wrong.path");
 		const leaves = flatten(path, value);
 		await this.validate(path, segments, value);
 		await this.deps.repo.replace(path, leaves, author, (this.deps.now ?? Date.now)());

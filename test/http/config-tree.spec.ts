@@ -52,6 +52,7 @@ describe("HTTP: configuration tree, sites, scheduler actions", function () {
 		assert.equal(level.status, 400);
 		assert.match(level.body.Title, /logLevel/);
 		assert.equal((await put("databases/main", { dsn: "x" })).status, 401);
+		assert.equal((await get("databases/main")).status, 404);
 		const notJson = await node.api("PUT", "/a/config/frontend/x", { Data: "{nope" }, admin);
 		assert.equal(notJson.status, 400);
 		assert.equal((await node.api("PUT", "/a/config/frontend/x%20y", { Data: "{}" }, admin)).status, 400);
