@@ -1,6 +1,7 @@
 // The configuration tree's rows (see migrations/0010-config): a subtree is read as one key range, and replaced in
 // one transaction (its old leaves, any ancestor that was a leaf, the new leaves), so readers on any node see the
-// old subtree or the new one, never a mix.
+// old subtree or the new one, never a mix; writers take turns (one lock for the tree: writes are rare).
+import { sql } from "kysely";
 import type { Db } from "./index";
 import { prefixEnd } from "./sql";
 
@@ -34,6 +35,9 @@ export class ConfigRepo {
 		const under = `${path}/`;
 		const end = prefixEnd(under);
 		await this.db.transaction(async (trx) => {
+			// Two writers of overlapping subtrees would each delete what the other has not committed yet, then both
+			// insert: on PostgreSQL the writes to the tree take turns (a transaction-scoped lock; SQLite has one writer).
+			if (this.db.dialect === "postgres") await sql`select pg_advisory_xact_lock(hashtext('cellar.config_entries'))`.execute(trx);
 			// A value set higher up (say "frontend/plugin" = "x") cannot coexist with a subtree below it.
 			if (ancestors.length) await trx.deleteFrom("config_entries").where("path", "in", ancestors).execute();
 			await trx
