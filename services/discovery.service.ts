@@ -1,6 +1,7 @@
 /**
  * discovery — the cluster as operators and clients see it, read live from the Moleculer registry: endpoints
- * (GET /config/discovery, public), the OpenAPI document of every published action (GET /config/discovery/openapi),
+ * (GET /config/discovery, public as in Cells: clients probe a server with it), the OpenAPI document of every
+ * published action (GET /config/discovery/openapi, logged-in callers),
  * a service's configuration form (GET /config/discovery/forms/{ServiceName}), peers and their folders
  * (/config/peers…), registry items (POST /config/registry), processes (POST /config/processes) and service control
  * (GET/POST /config/ctl: the target node really destroys or loads the service; the gateways route around it).
@@ -14,7 +15,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
-import { requireAdmin } from "../lib/identity/resource-policy";
+import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { BadRequestError, NotFoundError, ServiceUnavailableError } from "../lib/errors";
 import { PeerFolders } from "../lib/discovery/folders";
 import { buildOpenApi } from "../lib/discovery/openapi";
@@ -23,9 +24,8 @@ import type { NodeInfo, RegistryNode, RegistryService } from "../lib/discovery/m
 import { LogLevelControl } from "../lib/config-tree/log-level";
 import { availableServices } from "../lib/runner";
 import { call } from "../lib/contracts";
+import { packageInfo } from "../lib/frontend/version";
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const pkg = require("../package.json") as { version: string };
 const SUFFIX = __filename.endsWith(".js") ? ".service.js" : ".service.ts";
 const INFO_TIMEOUT = 3000;
 
@@ -62,14 +62,16 @@ const DiscoveryService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (ctx.params.EndpointType) endpoints = Object.fromEntries(Object.entries(endpoints).filter(([k]) => k === ctx.params.EndpointType));
 				// Versions are for logged-in callers only, as in Cells.
 				if (!ctx.meta.user) return { Endpoints: endpoints };
-				return { PackageType: "cellar", PackageLabel: "Cellar", Version: pkg.version, Endpoints: endpoints };
+				return { PackageType: "cellar", PackageLabel: "Cellar", Version: packageInfo().version, Endpoints: endpoints };
 			},
 		},
 		openapi: {
 			rest: "GET /config/discovery/openapi",
 			params: { EndpointType: { type: "string", optional: true, max: 64 } },
-			async handler(this: This) {
-				const doc = buildOpenApi(this.services(true), { title: "Cellar REST API", version: pkg.version, basePath: "/a" });
+			async handler(this: This, ctx: Context<unknown, Meta>) {
+				// The whole API surface is for logged-in callers (the public discovery policy would let anyone in).
+				requireUser(ctx);
+				const doc = buildOpenApi(this.services(true), { title: "Cellar REST API", version: packageInfo().version, basePath: "/a" });
 				return { Data: Buffer.from(JSON.stringify(doc)).toString("base64") };
 			},
 		},
@@ -199,7 +201,7 @@ const DiscoveryService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					MemoryFree: freemem(),
 					CpuLoad: Math.round((loadavg()[0] / cores) * 1000) / 10,
 					Cores: cores,
-					Version: pkg.version,
+					Version: packageInfo().version,
 					NodeVersion: process.version,
 					LogLevel: LogLevelControl.of(this.broker, loadConfig().logLevel, () => factory?.appenders ?? []).level,
 					StartTag: process.argv.slice(1).join(" ").slice(0, 1024),
