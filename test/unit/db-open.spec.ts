@@ -10,9 +10,12 @@ import { ConflictError } from "../../lib/errors";
 import { appliedMigrations, isPostgresUrl, migrate, openDatabase, openOptionsFromEnv, translateError, type Db } from "../../lib/db";
 import { UNIQUE_KEYS } from "../../lib/db/errors";
 import { prefixEnd } from "../../lib/db/sql";
+import { migrations } from "../../lib/db/migrations";
 import { onEveryBackend } from "../helpers/db";
 
-const TABLES = ["acls", "datasources", "encryption_keys", "ip_lists", "ip_states", "jobs", "leases", "markers", "nodes", "policy_groups", "reset_keys", "roles", "selections", "sessions", "task_logs", "tasks", "tokens", "users", "versioning_policies", "versions", "virtual_nodes", "workspaces"];
+const TABLES = ["acls", "config_entries", "datasources", "encryption_keys", "ip_lists", "ip_states", "jobs", "leases", "markers", "nodes", "policy_groups", "reset_keys", "roles", "selections", "sessions", "task_logs", "tasks", "tokens", "user_meta", "user_meta_namespaces", "user_meta_tags", "users", "versioning_policies", "versions", "virtual_nodes", "workspaces"];
+// Every migration in code, in the order they apply (each helper's migration adds itself there, not here).
+const MIGRATIONS = Object.keys(migrations("sqlite")).sort();
 
 describe("lib/db error translation", () => {
 	it("turns a unique violation of either backend into ConflictError, named for the key when known", () => {
@@ -57,7 +60,7 @@ onEveryBackend("lib/db opening", (h) => {
 	it("creates every table and records the migration once", async () => {
 		const tables = (await h().db.kysely.introspection.getTables()).map((t) => t.name).sort();
 		assert.deepEqual(tables, TABLES);
-		assert.deepEqual(await appliedMigrations(h().db), ["0001-initial"]);
+		assert.deepEqual(await appliedMigrations(h().db), MIGRATIONS);
 		assert.deepEqual(await migrate(h().db), [], "nothing left to apply");
 	});
 
@@ -65,7 +68,7 @@ onEveryBackend("lib/db opening", (h) => {
 		const options = await h().fresh();
 		const handles = await Promise.all(Array.from({ length: h().name === "postgres" ? 3 : 1 }, () => openDatabase(options)));
 		try {
-			for (const d of handles) assert.deepEqual(await appliedMigrations(d), ["0001-initial"]);
+			for (const d of handles) assert.deepEqual(await appliedMigrations(d), MIGRATIONS);
 		} finally {
 			for (const d of handles) await d.close();
 		}
