@@ -3,7 +3,7 @@
 // control (a stopped service really leaves the registry and its routes, and comes back on START).
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, symlinkSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNode, type TestNode } from "../helpers/node";
 
@@ -81,6 +81,8 @@ describe("HTTP: discovery, peers, registry, processes, ctl", function () {
 		assert.equal((await node.api("POST", `/a/config/peers/${peer}`, { Path: "/etc" }, admin)).status, 403);
 		assert.equal((await node.api("POST", `/a/config/peers/${peer}`, { Path: "relative/path" }, admin)).status, 400);
 		assert.equal((await node.api("POST", "/a/config/peers/no-such-node", { Path: "/" }, admin)).status, 404);
+		// A peer may also be named by its host name or address when that names one node.
+		assert.equal((await node.api("POST", `/a/config/peers/${encodeURIComponent(hostname())}`, { Path: "/" }, admin)).status, 200);
 
 		const made = await node.api("PUT", `/a/config/peers/${peer}`, { Path: join(node.dataDir, "pick", "c") }, admin);
 		assert.equal(made.status, 200, made.text);
