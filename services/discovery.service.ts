@@ -28,6 +28,8 @@ import { packageInfo } from "../lib/frontend/version";
 
 const SUFFIX = __filename.endsWith(".js") ? ".service.js" : ".service.ts";
 const INFO_TIMEOUT = 3000;
+/** What the gateway calls to admit any request (credentials, then the REST policies), users for the identities. */
+const ADMISSION = ["auth", "policy", "users", "tokens"];
 
 interface Methods {
 	nodes(): RegistryNode[];
@@ -170,6 +172,10 @@ const DiscoveryService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					if (UNCONTROLLABLE.has(name)) throw new BadRequestError(`${name} is the broker's own service: it cannot be stopped`);
 					if (name === "api" && target === via) throw new BadRequestError(`Stopping api on ${target} would cut the connection this request comes through: stop it through another node's gateway`);
 					if (name === "discovery") throw new BadRequestError("Stopping discovery on a node would leave no way to start its services again through the API");
+					// Without them no request is admitted any more, this API included: the way back would be a restart.
+					if (ADMISSION.includes(name) && !this.services().some((s) => s.name === name && (s.nodes ?? [s.nodeID]).some((id) => id !== target))) {
+						throw new BadRequestError(`${name} runs only on ${target}, and every request needs it: start it on another node first`);
+					}
 				}
 				await this.onPeer(node, () => call(ctx, "discovery.control", { ServiceName: name, Command: command }, { nodeID: target, timeout: 30_000 }));
 				// The caller's registry learns of the change from the target's INFO packet: wait briefly for it.

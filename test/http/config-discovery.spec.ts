@@ -150,7 +150,7 @@ describe("HTTP: discovery, peers, registry, processes, ctl", function () {
 	});
 
 	it("refuses to stop what would cut the caller off, with a clear 400", async () => {
-		for (const name of ["api", "$node", "discovery"]) {
+		for (const name of ["api", "$node", "discovery", "policy", "auth"]) {
 			const r = await node.api("POST", "/a/config/ctl", { ServiceName: name, Command: "STOP" }, admin);
 			assert.equal(r.status, 400, `${name}: ${r.text}`);
 			assert.ok(r.body.Title.length > 10);
