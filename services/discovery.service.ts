@@ -11,7 +11,7 @@
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { freemem, hostname, loadavg, networkInterfaces, totalmem, availableParallelism } from "node:os";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
@@ -19,12 +19,13 @@ import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { BadRequestError, NotFoundError, ServiceUnavailableError } from "../lib/errors";
 import { PeerFolders } from "../lib/discovery/folders";
 import { buildOpenApi } from "../lib/discovery/openapi";
-import { UNCONTROLLABLE, formXml, processes, registryItems, serviceCollection, type CtlService } from "../lib/discovery/views";
+import { UNCONTROLLABLE, describeServiceFile, formXml, processes, registryItems, serviceCollection, type CtlService } from "../lib/discovery/views";
 import type { NodeInfo, RegistryNode, RegistryService } from "../lib/discovery/model";
 import { LogLevelControl } from "../lib/config-tree/log-level";
 import { availableServices } from "../lib/runner";
 import { call } from "../lib/contracts";
 import { packageInfo } from "../lib/frontend/version";
+import { PROJECT_ROOT } from "../lib/paths";
 
 const SUFFIX = __filename.endsWith(".js") ? ".service.js" : ".service.ts";
 const INFO_TIMEOUT = 3000;
@@ -45,6 +46,18 @@ interface Vars {
 	stopped: Map<string, string>;
 }
 type This = Service & Methods & Vars;
+
+/** Every node runs the same code: a service's description is the header comment of its source file here. */
+function describeLocal(name: string): string | undefined {
+	if (!/^[A-Za-z0-9_.-]+$/.test(name)) return undefined;
+	return describeServiceFile(join(PROJECT_ROOT, "services", `${name}.service.ts`), (f) => {
+		try {
+			return readFileSync(f, "utf8").slice(0, 4096);
+		} catch {
+			return null;
+		}
+	});
+}
 
 function addresses(): string[] {
 	const out: string[] = [];
@@ -145,7 +158,7 @@ const DiscoveryService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			params: { StatusFilter: { type: "enum", optional: true, values: ["ANY", "STOPPED", "STARTING", "STOPPING", "STARTED"] } },
 			async handler(this: This, ctx: Context<{ StatusFilter?: string }, Meta>) {
 				requireAdmin(ctx);
-				const all = serviceCollection(this.services(), this.nodes(), availableServices(__dirname));
+				const all = serviceCollection(this.services(), this.nodes(), availableServices(__dirname), describeLocal);
 				const f = ctx.params.StatusFilter ?? "ANY";
 				const Services = f === "ANY" ? all : all.filter((s) => s.Status === f);
 				return { Services, Total: Services.length };
@@ -282,7 +295,7 @@ const DiscoveryService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			return fn();
 		},
 		ctlEntry(this: This, name: string) {
-			const entry = serviceCollection(this.services(), this.nodes(), availableServices(__dirname)).find((s) => s.Name === name);
+			const entry = serviceCollection(this.services(), this.nodes(), availableServices(__dirname), describeLocal).find((s) => s.Name === name);
 			return entry ?? { Name: name, Controllable: true, Status: "STOPPED", RunningPeers: [] };
 		},
 	},

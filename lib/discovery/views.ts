@@ -29,14 +29,14 @@ function describe(svc: RegistryService): string | undefined {
 }
 
 /** One entry per service name: where it runs (STARTED), or, for the known service files running nowhere, STOPPED. */
-export function serviceCollection(services: RegistryService[], nodes: RegistryNode[], known: string[]): CtlService[] {
+export function serviceCollection(services: RegistryService[], nodes: RegistryNode[], known: string[], describeFile: (name: string) => string | undefined = () => undefined): CtlService[] {
 	const byNode = new Map(nodes.map((n) => [n.id, n]));
 	const byName = new Map<string, CtlService>();
 	for (const svc of services) {
 		const entry = byName.get(svc.name) ?? {
 			Name: svc.name,
 			Version: svc.version === undefined ? undefined : String(svc.version),
-			Description: describe(svc),
+			Description: describe(svc) ?? describeFile(svc.name),
 			Tag: svc.name.startsWith("$") ? "broker" : "cellar",
 			Controllable: !UNCONTROLLABLE.has(svc.name),
 			Status: "STARTED" as ServiceStatus,
@@ -51,7 +51,7 @@ export function serviceCollection(services: RegistryService[], nodes: RegistryNo
 		if (entry.RunningPeers.length) byName.set(svc.name, entry);
 	}
 	for (const name of known) {
-		if (!byName.has(name)) byName.set(name, { Name: name, Tag: "cellar", Controllable: true, Status: "STOPPED", RunningPeers: [] });
+		if (!byName.has(name)) byName.set(name, { Name: name, Description: describeFile(name), Tag: "cellar", Controllable: true, Status: "STOPPED", RunningPeers: [] });
 	}
 	return [...byName.values()].sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
 }
@@ -160,4 +160,22 @@ export function formXml(service: string, schema: Record<string, unknown>, curren
 			return `\t\t<global_param ${attrs.map(([a, v]) => `${a}="${esc(v)}"`).join(" ")}/>`;
 		});
 	return `<?xml version="1.0" encoding="UTF-8"?>\n<server_settings service="${esc(service)}" path="services/${esc(service)}">\n\t<param_group>\n${params.join("\n")}\n\t</param_group>\n</server_settings>\n`;
+}
+
+const descriptions = new Map<string, string | undefined>();
+
+/** The first sentence of a service file's header comment ("tree — the node index…" → "the node index…"). */
+export function describeServiceFile(file: string, readText: (f: string) => string | null): string | undefined {
+	if (descriptions.has(file)) return descriptions.get(file);
+	const text = readText(file);
+	const header = text?.match(/^\s*\/\*\*([\s\S]*?)\*\//)?.[1];
+	let out: string | undefined;
+	if (header) {
+		const flat = header.split("\n").map((l) => l.replace(/^\s*\*\s?/, "").trim()).join(" ").trim();
+		const body = flat.replace(/^[\w$-]+\s+[—-]\s+/, "");
+		const end = body.search(/[.:;](\s|$)/);
+		out = (end > 0 ? body.slice(0, end) : body).slice(0, 300) || undefined;
+	}
+	descriptions.set(file, out);
+	return out;
 }

@@ -121,6 +121,7 @@ describe("HTTP: discovery, peers, registry, processes, ctl", function () {
 		const before = await list();
 		const versions = before.Services.find((s: { Name: string }) => s.Name === "versions");
 		assert.equal(versions.Status, "STARTED");
+		assert.match(versions.Description, /^file versioning/);
 		assert.deepEqual(versions.RunningPeers.map((p: { Id: string }) => p.Id), [node.broker.nodeID]);
 		assert.equal(before.Total, before.Services.length);
 
