@@ -14,7 +14,7 @@ import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
 import { BadRequestError, NotFoundError } from "../lib/errors";
-import { ConfigTree, WRITABLE_ROOTS, isWritablePath, normalizePath, type Json, type ObjectSchema } from "../lib/config-tree/tree";
+import { ConfigTree, isWritablePath, normalizePath, type Json, type ObjectSchema } from "../lib/config-tree/tree";
 import { FRONTEND_SCHEMAS, LOG_LEVELS, NODE_SETTINGS_PATH, NODE_SETTINGS_SCHEMA } from "../lib/config-tree/schemas";
 import { LogLevelControl } from "../lib/config-tree/log-level";
 import { JOB_ACTIONS, actionFormXml } from "../lib/jobs/catalog";
@@ -54,8 +54,9 @@ const ConfigService: ServiceSchema<Settings, Methods, Vars> = {
 			async handler(this: This, ctx: Context<{ FullPath: string | string[] }, Meta>) {
 				requireAdmin(ctx);
 				const path = normalizePath(ctx.params.FullPath);
-				// Only these roots can hold anything; elsewhere is also where the routes of a stopped service fall.
-				if (!isWritablePath(path)) throw new NotFoundError(`Nothing is stored at ${path || "/"}: the configuration tree holds ${WRITABLE_ROOTS.map((r) => `${r}/…`).join(" and ")}`, "config.notfound");
+				// Only these roots can hold anything. Elsewhere is where the routes of a stopped or not yet built service
+				// fall (/config/directories…): answered as the unknown route it is, not as an empty configuration.
+				if (!isWritablePath(path)) throw new NotFoundError("Unknown API route", "route.not.found");
 				const value = await this.tree.get(path);
 				return value === undefined ? { FullPath: path } : { FullPath: path, Data: JSON.stringify(value) };
 			},
