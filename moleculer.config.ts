@@ -3,6 +3,7 @@
 import type { BrokerOptions } from "moleculer";
 import { loadConfig } from "./lib/config";
 import { shipperFor } from "./lib/logs/shipper";
+import { AdjustableConsoleLogger } from "./lib/config-tree/log-level";
 
 const cfg = loadConfig();
 
@@ -10,9 +11,10 @@ const config: BrokerOptions = {
 	namespace: cfg.namespace,
 	nodeID: cfg.nodeId || undefined,
 	transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
-	// The console (LOG_LEVEL), and the cluster's log (LOG_SHIP_LEVEL, read with POST /a/log/sys). Moleculer takes
+	// The console (LOG_LEVEL; adjustable: PUT /a/config/services/config {"logLevel"} changes the level of every
+	// node without a restart), and the cluster's log (LOG_SHIP_LEVEL, read with POST /a/log/sys). Moleculer takes
 	// logger instances in the array (LoggerFactory resolves each entry); its typings only list configurations.
-	logger: [cfg.logLevel === "silent" ? null : { type: "Console", options: { level: cfg.logLevel, formatter: "short" } }, shipperFor(cfg)].filter((l) => l !== null) as unknown as BrokerOptions["logger"],
+	logger: [cfg.logLevel === "silent" ? null : new AdjustableConsoleLogger({ level: cfg.logLevel, formatter: "short" }), shipperFor(cfg)].filter((l) => l !== null) as unknown as BrokerOptions["logger"],
 	logLevel: cfg.logLevel === "silent" ? undefined : (cfg.logLevel as BrokerOptions["logLevel"]),
 	serializer: "JSON",
 	requestTimeout: cfg.requestTimeout,

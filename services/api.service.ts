@@ -187,6 +187,15 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		},
 	},
 	methods: {
+		/**
+		 * moleculer-web orders aliases by depth, then by name, where "*" sorts first: `/config/*FullPath` would shadow
+		 * `/config/ctl` and every other route of its depth. A wildcard alias takes only what no other alias matches.
+		 */
+		optimizeAliasesOrder(this: GatewayThis) {
+			(ApiGateway.methods as { optimizeAliasesOrder(this: unknown): void }).optimizeAliasesOrder.call(this);
+			const wild = (a: { path: string }) => /(^|\/)\*/.test(a.path);
+			this.aliases = [...this.aliases.filter((a) => !wild(a)), ...this.aliases.filter(wild)];
+		},
 		async prepareCall(this: GatewayThis, ctx: Context<unknown, Meta>, req: Req, alias: Alias) {
 			const ip = this.addresses.of(req);
 			ctx.meta.ip = ip;
@@ -400,6 +409,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 interface GatewayVars extends GatewayReadiness {
 	/** moleculer-web's routes (its own typings do not list them). */
 	routes: { opts: { autoAliases?: boolean } }[];
+	/** moleculer-web's aliases, in matching order. */
+	aliases: { path: string }[];
 	identities: IdentityCache;
 	io: IoGateway;
 	web: PublicPages;
@@ -419,6 +430,7 @@ interface GatewayMethods {
 	regenerateAutoAliases(route: { opts: { autoAliases?: boolean } }): void;
 	dataStore(name: string): Promise<DataStoreHandle>;
 	forget(): void;
+	optimizeAliasesOrder(): void;
 	remember(ctx: Context<unknown, Meta>, req: Req, data: unknown): unknown;
 	onRequest(req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void): void;
 }

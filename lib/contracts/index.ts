@@ -26,6 +26,7 @@ import type { LogEvents } from "./log";
 import type { MfaActions } from "./mfa";
 import type { ActivityActions, ActivityEvents } from "./activity";
 import type { ShareActions, ShareEvents } from "./share";
+import type { ConfigActions, ConfigEvents } from "./config";
 
 export type * from "./tree";
 export type * from "./users";
@@ -49,9 +50,10 @@ export type * from "./mfa";
 export type * from "./activity";
 export type * from "./share";
 export type * from "./log";
+export type * from "./config";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions, ShareActions {}
-export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents, ShareEvents, LogEvents {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions, ShareActions, ConfigActions {}
+export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents, ShareEvents, LogEvents, ConfigEvents {}
 
 export type ActionName = keyof Actions;
 export type EventName = keyof Events;

@@ -160,3 +160,4 @@ export { VersionsRepo } from "./versions";
 export { MailQueueRepo, type QueuedMail, type NewQueuedMail, type MailStatus } from "./mail-queue";
 export { LogsRepo, type LogCursor } from "./logs";
 export { ActivityRepo, type ActivityEntry, type SubscriptionRecord } from "./activity";
+export { ConfigRepo, type ConfigLeaf } from "./config";

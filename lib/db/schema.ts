@@ -460,6 +460,15 @@ export interface SearchTextTable {
 	claimed_at: number | null;
 }
 
+/** A leaf of the configuration tree (lib/config-tree). */
+export interface ConfigEntriesTable {
+	path: string;
+	json_value: string;
+	author: string;
+	/** Unix ms. */
+	updated_at: number;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -496,6 +505,7 @@ export interface Database {
 	share_links: ShareLinksTable;
 	search_names: SearchNamesTable;
 	search_text: SearchTextTable;
+	config_entries: ConfigEntriesTable;
 }
 
 export type TableName = keyof Database;

@@ -130,6 +130,7 @@ export function defaultPolicyGroups(): Omit<PolicyGroup, "LastUpdated">[] {
 				),
 				allow("user-meta-put", "Logged users may update metadata", LOGGED, ["rest:/user-meta/update"], ["PUT"]),
 				allow("frontend-read", "Logged users may read the front-end state", LOGGED, ["rest:/frontend/<.*>"], ["GET"]),
+				allow("discovery-read", "Logged users may discover the server's endpoints and API", LOGGED, ["rest:/config/discovery", "rest:/config/discovery/openapi"], ["GET"]),
 				allow(
 					"frontend-post",
 					"Logged users may upload their avatar, enroll and refresh their session",

@@ -8,6 +8,11 @@ import type { ActionName, EventName } from "../../lib/contracts";
 // action this list lacks, or this list names one the contracts do not have.
 const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"tree.stat": true,
+	"config.get": true,
+	"discovery.nodeInfo": true,
+	"discovery.listFolders": true,
+	"discovery.createFolder": true,
+	"discovery.control": true,
 	"tree.stats": true,
 	"tree.create": true,
 	"tree.remove": true,
@@ -95,6 +100,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 // outside the contracts, and fails the test below.
 const CONTRACT_EVENTS: Record<EventName, true> = {
 	"tree.changed": true,
+	"config.changed": true,
 	"token.revoked": true,
 	"datasources.changed": true,
 	"versions.changed": true,

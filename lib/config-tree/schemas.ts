@@ -1,0 +1,43 @@
+// Shapes of the configuration paths Cellar knows. Services declare the shape of `services/<name>` in their
+// settings (`configSchema`, published in the registry); the front-end plugin paths, which no service owns, are here.
+import type { ObjectSchema } from "./tree";
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Where the node-wide settings of the config service live, and their shape (settings.configSchema of `config`). */
+export const NODE_SETTINGS_PATH = "services/config";
+export const NODE_SETTINGS_SCHEMA: ObjectSchema = {
+	logLevel: { type: "enum", values: [...LOG_LEVELS], optional: true, description: "Level of the logs every node writes (applied at once, no restart)" },
+};
+
+export const FRONTEND_SCHEMAS: Record<string, ObjectSchema> = {
+	"frontend/plugin/core.pydio": {
+		APPLICATION_TITLE: { type: "string", max: 256, optional: true, description: "Title of the application" },
+		DEFAULT_LANGUAGE: { type: "string", max: 16, optional: true, description: "Language of the interface when the user has none" },
+	},
+	"frontend/plugin/core.auth": {
+		PASSWORD_MINLENGTH: { type: "number", integer: true, min: 1, max: 256, optional: true, description: "Shortest password accepted" },
+	},
+	"frontend/plugin/action.share": {
+		SHARE_FORCE_PASSWORD: { type: "boolean", optional: true, description: "Public links must have a password" },
+		FILE_MAX_EXPIRATION: { type: "number", integer: true, min: 0, optional: true, description: "Longest life of a public link of a file, in days (0: no limit)" },
+	},
+};
+
+/** The fastest-validator type of a rule, as a form field type. */
+export function fieldType(rule: unknown): string {
+	const t = typeof rule === "string" ? rule.split("|")[0] : (rule as { type?: string } | null)?.type;
+	switch (t) {
+		case "number":
+			return "integer";
+		case "boolean":
+			return "boolean";
+		case "enum":
+			return "select";
+		case "array":
+			return "textarea";
+		default:
+			return "string";
+	}
+}
