@@ -26,7 +26,7 @@ import { Kysely, Migrator, sql, type Transaction } from "kysely";
 import { ensureDir } from "../config";
 import { translatingDialect, isRetryable } from "./errors";
 import { migrationProvider } from "./migrations";
-import { openPool, postgresDialect, type PostgresSettings } from "./postgres";
+import type { PostgresSettings } from "./postgres";
 import { openSqliteFile, sqliteDialect, type SqliteSettings } from "./sqlite";
 import type { DialectName } from "./sql";
 import type { Database } from "./schema";
@@ -91,6 +91,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
 		if (!isPostgresUrl(opts.databaseUrl)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL");
 		dialect = "postgres";
 		location = redact(opts.databaseUrl);
+		// Loaded here, not with the module: a node on SQLite has no use for the pg driver's ~20 modules in memory.
+		const { openPool, postgresDialect } = require("./postgres") as typeof import("./postgres");
 		kysely = new Kysely<Database>({ dialect: translatingDialect(postgresDialect(openPool(opts.databaseUrl, opts.postgres))) });
 	} else {
 		dialect = "sqlite";
