@@ -16,8 +16,11 @@
 // both backends. Operations that change several rows (moving a folder, deleting a subtree, folder sizes) run in
 // one transaction; claims and leases are one conditional statement each.
 //
-// Durability. SQLite runs in WAL mode with synchronous=FULL: a write is acknowledged once it is in the log and
-// the log is on disk. PostgreSQL's commit is durable by its own settings (synchronous_commit, on by default).
+// Durability. SQLite runs in WAL mode: a write is acknowledged once it is in the log and the log is on disk. The
+// log is synced by ./sqlite's driver rather than by SQLite at each commit: off the event loop, one fdatasync for
+// all the commits waiting (group commit), each write answered only after a sync that started after its commit.
+// (Another request may read a committed row during that sync, as with any group commit: after a power loss
+// between the two it would have seen a write that is lost; a process crash loses nothing, the log is written.) PostgreSQL's commit is durable by its own settings (synchronous_commit, on by default).
 //
 // Schema changes. Versioned migrations (./migrations, Kysely's Migrator with an in-code provider) run when a
 // database is opened; on PostgreSQL, Kysely takes an advisory lock so that nodes starting together migrate once.
