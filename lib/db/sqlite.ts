@@ -220,8 +220,9 @@ class SqliteConnection implements DatabaseConnection {
 
 	async rollback(): Promise<void> {
 		// A failed statement may already have ended the transaction (SQLite rolls back on some errors by itself).
-		// Run directly: a rollback writes nothing that needs syncing.
-		if (this.shared.db.inTransaction) this.shared.prepare("rollback").run();
+		// Run directly: a rollback writes nothing that needs syncing. Only while holding the lock: after a commit
+		// whose sync failed, Kysely still calls this, and the transaction open now may be another holder's.
+		if (this.release && this.shared.db.inTransaction) this.shared.prepare("rollback").run();
 	}
 }
 

@@ -176,6 +176,38 @@ describe("lib/db SQLite durability", function () {
 		}
 	});
 
+	it("does not acknowledge a write whose log sync failed, and leaves the other writers' transactions alone", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cellar-group-"));
+		const real = fs.fdatasync;
+		const db = await openDatabase({ dataDir: dir });
+		try {
+			await db.kysely.insertInto("markers").values({ name: "first", value: "1" }).execute();
+			let fail = true;
+			(fs as { fdatasync: typeof fs.fdatasync }).fdatasync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+				if (!fail) return real(fd, cb);
+				fail = false;
+				// Slow and failing: the second writer runs its transaction meanwhile.
+				setTimeout(() => cb(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" })), 50);
+			}) as typeof fs.fdatasync;
+			const failed = db.transaction(async (trx) => {
+				await trx.insertInto("markers").values({ name: "unsynced", value: "1" }).execute();
+			});
+			const other = db.transaction(async (trx) => {
+				await trx.insertInto("markers").values({ name: "other", value: "1" }).execute();
+				await new Promise((r) => setTimeout(r, 100)); // still open when the first one's sync fails
+				await trx.insertInto("markers").values({ name: "other-2", value: "1" }).execute();
+			});
+			await assert.rejects(failed, /EIO/);
+			await other;
+			const names = (await db.kysely.selectFrom("markers").select("name").where("name", "like", "other%").execute()).map((r) => r.name).sort();
+			assert.deepEqual(names, ["other", "other-2"]);
+		} finally {
+			(fs as { fdatasync: typeof fs.fdatasync }).fdatasync = real;
+			await db.close();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
 	it("keeps every acknowledged write when the process is killed (SIGKILL) in the middle of writing", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "cellar-crash-"));
 		try {
