@@ -20,7 +20,8 @@
 // log is synced by ./sqlite's driver rather than by SQLite at each commit: off the event loop, one fdatasync for
 // all the commits waiting (group commit), each write answered only after a sync that started after its commit.
 // (Another request may read a committed row during that sync, as with any group commit: after a power loss
-// between the two it would have seen a write that is lost; a process crash loses nothing, the log is written.) PostgreSQL's commit is durable by its own settings (synchronous_commit, on by default).
+// between the two it would have seen a write that is lost; a process crash loses nothing, the log is written.)
+// PostgreSQL's commit is durable by its own settings (synchronous_commit, on by default).
 //
 // Schema changes. Versioned migrations (./migrations, Kysely's Migrator with an in-code provider) run when a
 // database is opened; on PostgreSQL, Kysely takes an advisory lock so that nodes starting together migrate once.
