@@ -28,7 +28,7 @@ export function freePort(): Promise<number> {
 export function startNode(port: number, dataDir: string, env: Record<string, string | undefined> = {}, onLine?: (line: string) => void): ChildProcess {
 	const child = spawn(process.execPath, ["--max-semi-space-size=2", "dist/bin/start.js", "--config", "dist/moleculer.config.js", "dist/services/**/*.service.js"], {
 		cwd: ROOT,
-		env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: "warn", ...env },
+		env: { ...process.env, MALLOC_MMAP_THRESHOLD_: "1048576", PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: "warn", ...env },
 		stdio: ["ignore", "pipe", "inherit"],
 	});
 	if (onLine) child.stdout?.on("data", (b: Buffer) => b.toString().split("\n").forEach(onLine));

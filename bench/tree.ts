@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { NodesRepo, openDatabase, type NodeRecord } from "../lib/db";
+import { NodesRepo, analyzeAfterImport, openDatabase, type NodeRecord } from "../lib/db";
 import { PASSWORD, freePort, pct, rssMb, since, startNode as startBenchNode, stopNode as stop } from "./common";
 
 export const FILES = Number(process.env.BENCH_TREE_FILES || 1_000_000);
@@ -111,6 +111,8 @@ async function fill(dataDir: string, databaseUrl?: string): Promise<{ sample: st
 		await folder("many", CHILDREN);
 		for (let i = 0; made < FILES; i++) await folder(`folder-${String(i).padStart(5, "0")}`, Math.min(999, FILES - made));
 		await flush();
+		// As the NeDB import does after a bulk load (PostgreSQL plans by statistics; see analyzeAfterImport).
+		await analyzeAfterImport(db, ["nodes"]);
 		return { sample, ms: since(t0) };
 	} finally {
 		await db.close();

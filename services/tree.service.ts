@@ -63,6 +63,8 @@ interface Methods extends DataStoresMethods {
 }
 interface Vars extends DatabaseVars {
 	ops: TreeOperations;
+	/** Datasources whose root node this process has made sure of. */
+	rootsMade: Set<string>;
 	resolver: Resolver;
 	reader: TreeReader;
 	sweepRuns: number;
@@ -244,6 +246,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			async handler(ctx: Context<{ ds: string }, Meta>) {
 				requireAdmin(ctx);
 				const { removed, root } = await this.ops.dropDatasource(ctx.params.ds);
+				this.rootsMade.delete(ctx.params.ds);
 				// A "delete" of the root takes the whole datasource out of every search index and cached listing.
 				this.broadcastChange("delete", root);
 				return { Removed: removed };
@@ -528,6 +531,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		"datasources.changed"() {
 			this.resolver.clear();
+			this.rootsMade.clear();
 		},
 	},
 	methods: {
@@ -651,12 +655,18 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		async datasource(name: string): Promise<DatasourceHandle> {
 			const h = await this.dataStore(name);
-			await this.ops.index.ensureRoot(name);
+			// Once per datasource and process, not at each of the 3-4 calls an upload makes: a root removed since
+			// (the datasource dropped) is made again by the index's mkdir, which every write goes through.
+			if (!this.rootsMade.has(name)) {
+				await this.ops.index.ensureRoot(name);
+				this.rootsMade.add(name);
+			}
 			return h;
 		},
 	},
 
 	async started() {
+		this.rootsMade = new Set();
 		// A DATA_DIR of the NeDB versions: its index is read once into the SQL store (nothing is loaded at later starts).
 		await importNedbNodes(this.db, loadConfig().dataDir, (msg) => this.logger.info(msg));
 		const index = new TreeIndex(new NodesRepo(this.db));

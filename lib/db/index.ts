@@ -16,17 +16,21 @@
 // both backends. Operations that change several rows (moving a folder, deleting a subtree, folder sizes) run in
 // one transaction; claims and leases are one conditional statement each.
 //
-// Durability. SQLite runs in WAL mode with synchronous=FULL: a write is acknowledged once it is in the log and
-// the log is on disk. PostgreSQL's commit is durable by its own settings (synchronous_commit, on by default).
+// Durability. SQLite runs in WAL mode: a write is acknowledged once it is in the log and the log is on disk. The
+// log is synced by ./sqlite's driver rather than by SQLite at each commit: off the event loop, one fdatasync for
+// all the commits waiting (group commit), each write answered only after a sync that started after its commit.
+// (Another request may read a committed row during that sync, as with any group commit: after a power loss
+// between the two it would have seen a write that is lost; a process crash loses nothing, the log is written.)
+// PostgreSQL's commit is durable by its own settings (synchronous_commit, on by default).
 //
 // Schema changes. Versioned migrations (./migrations, Kysely's Migrator with an in-code provider) run when a
 // database is opened; on PostgreSQL, Kysely takes an advisory lock so that nodes starting together migrate once.
 import { join } from "node:path";
-import { Kysely, Migrator, type Transaction } from "kysely";
+import { Kysely, Migrator, sql, type Transaction } from "kysely";
 import { ensureDir } from "../config";
 import { translatingDialect, isRetryable } from "./errors";
 import { migrationProvider } from "./migrations";
-import { openPool, postgresDialect, type PostgresSettings } from "./postgres";
+import type { PostgresSettings } from "./postgres";
 import { openSqliteFile, sqliteDialect, type SqliteSettings } from "./sqlite";
 import type { DialectName } from "./sql";
 import type { Database } from "./schema";
@@ -91,6 +95,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Db> {
 		if (!isPostgresUrl(opts.databaseUrl)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL");
 		dialect = "postgres";
 		location = redact(opts.databaseUrl);
+		// Loaded here, not with the module: a node on SQLite has no use for the pg driver's ~20 modules in memory.
+		const { openPool, postgresDialect } = require("./postgres") as typeof import("./postgres");
 		kysely = new Kysely<Database>({ dialect: translatingDialect(postgresDialect(openPool(opts.databaseUrl, opts.postgres))) });
 	} else {
 		dialect = "sqlite";
@@ -135,6 +141,19 @@ export async function migrate(db: Db): Promise<string[]> {
 		throw new Error(`Database migration ${failed ?? ""} failed on ${db.location}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
 	}
 	return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+/**
+ * Refreshes the planner's statistics after a bulk import. PostgreSQL plans by them, and a table loaded with
+ * hundreds of thousands of rows in one go is planned as the small table it was until autovacuum gets to it (a
+ * minute or more later): at 1,000,000 nodes a datasource's walk in uuid order was planned as a scan of the whole
+ * datasource plus a sort, and stats and uploads were 40-100x slower than on the analyzed table. ANALYZE reads a
+ * fixed-size sample, about a second at that size. SQLite is left as it is: its planner picks the indexes the
+ * queries were written for without statistics, and collecting some could change those proven plans.
+ */
+export async function analyzeAfterImport(db: Db, tables: readonly (keyof Database)[] = []): Promise<void> {
+	if (db.dialect !== "postgres") return;
+	await sql.raw(tables.length ? `analyze ${tables.map((t) => `"${t}"`).join(", ")}` : "analyze").execute(db.kysely);
 }
 
 /** Names of the migrations applied to this database, oldest first. */

@@ -7,7 +7,7 @@ import { createReadStream, existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Transaction } from "kysely";
-import type { Db } from "./index";
+import { analyzeAfterImport, type Db } from "./index";
 import type { Database } from "./schema";
 
 export type NedbDoc = Record<string, unknown> & { _id: string };
@@ -44,6 +44,9 @@ function revive(v: unknown): unknown {
 	return v;
 }
 
+/** Documents from which an import is followed by ANALYZE. */
+export const ANALYZE_FROM = 1000;
+
 const MARKER = (collection: string) => `nedb-import:${collection}`;
 
 export interface ImportReport {
@@ -75,6 +78,10 @@ export async function importNedbOnce(db: Db, dataDir: string, collection: string
 		if (!now) throw err;
 		return { collection, documents: docs.length, imported: false };
 	}
+	// A collection loaded in one go (the node index: up to millions of rows) is planned by PostgreSQL as the
+	// table it was before until it is analyzed: now, not when autovacuum comes round. (A few hundred rows change
+	// no plan: autovacuum will do.)
+	if (docs.length >= ANALYZE_FROM) await analyzeAfterImport(db);
 	const backup = `${file}.imported`;
 	// The marker is what counts: a crash before this rename leaves a file the next start ignores.
 	renameSync(file, backup);

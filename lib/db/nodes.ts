@@ -30,6 +30,12 @@ import { fromJson, orNull, prefixEnd } from "./sql";
 
 export type NodeType = "LEAF" | "COLLECTION";
 
+/** `make()`'s value, made on first use. */
+function lazy<T>(make: () => T): () => T {
+	let v: T | undefined;
+	return () => (v ??= make());
+}
+
 export interface NodeRecord {
 	uuid: string;
 	ds: string;
@@ -152,13 +158,20 @@ export class NodesRepo {
 		return (await this.byPath(ds, "")) as NodeRecord;
 	}
 
+	// The two lookups every request makes several times (a stat one, an upload six): built and compiled by Kysely
+	// once, then run with each call's values. Building and compiling the same query cost as much CPU as running it.
+	private readonly byPathQuery = lazy(() => this.db.kysely.selectFrom("nodes").selectAll().where("ds", "=", "").where("path", "=", "").compile());
+	private readonly byUuidQuery = lazy(() => this.db.kysely.selectFrom("nodes").selectAll().where("uuid", "=", "").compile());
+
 	async byPath(ds: string, path: string): Promise<NodeRecord | null> {
-		const row = await this.db.kysely.selectFrom("nodes").selectAll().where("ds", "=", ds).where("path", "=", path).executeTakeFirst();
+		const q = this.byPathQuery();
+		const [row] = (await this.db.kysely.executeQuery<Row>({ ...q, parameters: [ds, path] })).rows;
 		return row ? toRecord(row) : null;
 	}
 
 	async byUuid(uuid: string): Promise<NodeRecord | null> {
-		const row = await this.db.kysely.selectFrom("nodes").selectAll().where("uuid", "=", uuid).executeTakeFirst();
+		const q = this.byUuidQuery();
+		const [row] = (await this.db.kysely.executeQuery<Row>({ ...q, parameters: [uuid] })).rows;
 		return row ? toRecord(row) : null;
 	}
 

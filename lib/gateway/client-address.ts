@@ -22,8 +22,7 @@ export class ClientAddress {
 
 	/** The client's address: the socket's peer, or, when that peer is a trusted proxy, the nearest hop it vouches for. */
 	of(req: IncomingMessage): string {
-		const raw = req.socket.remoteAddress ?? "";
-		const peer = normalizeIp(raw) ?? raw;
+		const peer = this.peerOf(req.socket);
 		if (!this.ranges.length || !this.trusted(peer)) return peer;
 		// Each proxy appends the address it received from: reading from the right, the first hop that is not one of
 		// ours is the client. Hops further left were written by the client itself and prove nothing.
@@ -41,6 +40,21 @@ export class ClientAddress {
 			return nearest;
 		}
 		return parseHop(headerValue(req.headers["x-real-ip"]) ?? "") ?? peer;
+	}
+
+	// A connection's peer, parsed once: keep-alive clients send many requests on one socket, and each request
+	// asks for its address several times (bans, the response cache, the call's meta, logs).
+	private readonly peers = new WeakMap<object, string>();
+
+	private peerOf(socket: IncomingMessage["socket"]): string {
+		let peer = this.peers.get(socket);
+		if (peer === undefined) {
+			const raw = socket.remoteAddress ?? "";
+			peer = normalizeIp(raw) ?? raw;
+			// Before it connects (or once closed) a socket has no address yet: nothing worth keeping.
+			if (raw) this.peers.set(socket, peer);
+		}
+		return peer;
 	}
 
 	private trusted(ip: string): boolean {

@@ -597,10 +597,25 @@ export class LocalStore implements ObjectStore {
 
 	/** Bytes an unprivileged writer may still put on this store's filesystem. */
 	async freeSpace(): Promise<number> {
-		await this.ready();
-		const s = await statfs(this.root);
-		return s.bavail * s.bsize;
+		// Every upload asks (to refuse early what cannot fit): concurrent ones share one statfs, and its answer
+		// stands for half a second. The check is a courtesy either way: uploads racing each other could each fit
+		// alone, and a full disk still fails the write itself.
+		const now = Date.now();
+		if (!this.free || now - this.free.at > 500) {
+			const asked = (async () => {
+				await this.ready();
+				const s = await statfs(this.root);
+				return s.bavail * s.bsize;
+			})();
+			this.free = { at: now, value: asked };
+			asked.catch(() => {
+				if (this.free?.value === asked) this.free = undefined;
+			});
+		}
+		return this.free.value;
 	}
+
+	private free: { at: number; value: Promise<number> } | undefined;
 
 	/** Removes staging leftovers (temp files of crashed writes, uploads never completed) older than `maxAgeMs`. */
 	async cleanupStaging(maxAgeMs: number): Promise<{ removed: number }> {

@@ -2,7 +2,7 @@
 // translation on both backends, transactions, and SQLite's durability across a killed process.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import fs, { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
@@ -133,12 +133,12 @@ onEveryBackend("lib/db opening", (h) => {
 		assert.deepEqual(names, ["try-3"], "the aborted attempts left nothing");
 	});
 
-	it("SQLite: WAL, synchronous=FULL, foreign keys, busy timeout, in DATA_DIR/cellar.db", async function () {
+	it("SQLite: WAL, synchronous=NORMAL (the driver syncs the log itself), foreign keys, busy timeout, in DATA_DIR/cellar.db", async function () {
 		const db = h().db;
 		if (db.dialect !== "sqlite") return this.skip();
 		const one = async (pragma: string) => Object.values((await sql.raw<Record<string, unknown>>(`pragma ${pragma}`).execute(db.kysely)).rows[0] ?? {})[0];
 		assert.equal(await one("journal_mode"), "wal");
-		assert.equal(await one("synchronous"), 2, "FULL");
+		assert.equal(await one("synchronous"), 1, "NORMAL");
 		assert.equal(await one("foreign_keys"), 1);
 		assert.equal(await one("busy_timeout"), 5000);
 		assert.ok(db.location.endsWith("cellar.db") && existsSync(db.location));
@@ -147,6 +147,72 @@ onEveryBackend("lib/db opening", (h) => {
 
 describe("lib/db SQLite durability", function () {
 	this.timeout(60_000);
+
+	it("answers a write only after an fdatasync of the log that started after it, one sync for many concurrent writes", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cellar-group-"));
+		const real = fs.fdatasync;
+		const db = await openDatabase({ dataDir: dir });
+		try {
+			await db.kysely.insertInto("markers").values({ name: "first", value: "1" }).execute();
+			let started = 0;
+			let finished = 0;
+			// A slow disk: each sync takes 100 ms, so the writes below all arrive while one runs.
+			(fs as { fdatasync: typeof fs.fdatasync }).fdatasync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+				started++;
+				setTimeout(() => real(fd, (err) => (finished++, cb(err))), 100);
+			}) as typeof fs.fdatasync;
+			const acked: number[] = [];
+			const writes = Array.from({ length: 20 }, (_, i) =>
+				db.transaction(async (trx) => {
+					await trx.insertInto("markers").values({ name: `w-${i}`, value: "1" }).execute();
+				}).then(() => acked.push(finished)),
+			);
+			const single = db.kysely.insertInto("markers").values({ name: "autocommit", value: "1" }).execute().then(() => acked.push(finished));
+			await Promise.all([...writes, single]);
+			assert.ok(acked.every((f) => f >= 1), "no write answered before a sync of the log finished");
+			assert.ok(started <= 2, `${started} syncs for 21 concurrent commits`);
+			// The writers did not wait for each other's syncs to commit: all of them committed during the first.
+			const count = await db.kysely.selectFrom("markers").select((e) => e.fn.countAll<number>().as("n")).where("name", "like", "w-%").executeTakeFirstOrThrow();
+			assert.equal(Number(count.n), 20);
+		} finally {
+			(fs as { fdatasync: typeof fs.fdatasync }).fdatasync = real;
+			await db.close();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
+	it("does not acknowledge a write whose log sync failed, and leaves the other writers' transactions alone", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cellar-group-"));
+		const real = fs.fdatasync;
+		const db = await openDatabase({ dataDir: dir });
+		try {
+			await db.kysely.insertInto("markers").values({ name: "first", value: "1" }).execute();
+			let fail = true;
+			(fs as { fdatasync: typeof fs.fdatasync }).fdatasync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+				if (!fail) return real(fd, cb);
+				fail = false;
+				// Slow and failing: the second writer runs its transaction meanwhile.
+				setTimeout(() => cb(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" })), 50);
+			}) as typeof fs.fdatasync;
+			const failed = db.transaction(async (trx) => {
+				await trx.insertInto("markers").values({ name: "unsynced", value: "1" }).execute();
+			});
+			const other = db.transaction(async (trx) => {
+				await trx.insertInto("markers").values({ name: "other", value: "1" }).execute();
+				await new Promise((r) => setTimeout(r, 100)); // still open when the first one's sync fails
+				await trx.insertInto("markers").values({ name: "other-2", value: "1" }).execute();
+			});
+			await assert.rejects(failed, /EIO/);
+			await other;
+			const names = (await db.kysely.selectFrom("markers").select("name").where("name", "like", "other%").execute()).map((r) => r.name).sort();
+			assert.deepEqual(names, ["other", "other-2"]);
+		} finally {
+			(fs as { fdatasync: typeof fs.fdatasync }).fdatasync = real;
+			await db.close();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
 	it("keeps every acknowledged write when the process is killed (SIGKILL) in the middle of writing", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "cellar-crash-"));
 		try {

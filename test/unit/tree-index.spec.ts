@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { ConflictError } from "../../lib/errors";
 import { NodesRepo } from "../../lib/db";
 import { importNedbNodes, nodesFromNedb } from "../../lib/db/nodes-import";
-import type { NedbDoc } from "../../lib/db/nedb-import";
+import { ANALYZE_FROM, type NedbDoc } from "../../lib/db/nedb-import";
+import { sql } from "kysely";
 import { TreeIndex } from "../../lib/tree/index";
 import { parentOf } from "../../lib/tree/paths";
 import { listWorkspaceObjects } from "../../lib/tree/objects";
@@ -229,5 +230,20 @@ onEveryBackend("tree index", (h) => {
 		await h().db.kysely.deleteFrom("markers").where("name", "=", "nedb-import:nodes").execute();
 		await assert.rejects(importNedbNodes(h().db, other, () => undefined), /already holds nodes of its datasources \(old\)/);
 		assert.ok(existsSync(join(other, "db", "nodes.db")), "the old file stays where it is");
+	});
+
+	it("analyzes the table after a large import on PostgreSQL, so that the planner knows its size", async function () {
+		const db = h().db;
+		if (db.dialect !== "postgres") return this.skip();
+		const dir = mkdtempSync(join(tmpdir(), "cellar-nedb-nodes-"));
+		mkdirSync(join(dir, "db"), { recursive: true });
+		const docs = [{ _id: "DATASOURCE:big", ds: "big", path: "", type: "COLLECTION" }];
+		for (let i = 0; i < ANALYZE_FROM; i++) docs.push({ _id: `b${i}`, ds: "big", path: `f-${i}`, type: "LEAF" });
+		writeFileSync(join(dir, "db", "nodes.db"), docs.map((d) => JSON.stringify(d)).join("\n") + "\n");
+		assert.equal((await importNedbNodes(db, dir, () => undefined)).imported, true);
+		const stats = await sql<{ last_analyze: Date | null; n_live_tup: string }>`select last_analyze, n_live_tup from pg_stat_user_tables where relname = 'nodes'`.execute(db.kysely);
+		assert.ok(stats.rows[0]?.last_analyze, "nodes analyzed");
+		const planned = await sql<{ reltuples: number }>`select reltuples from pg_class where relname = 'nodes'`.execute(db.kysely);
+		assert.ok(Number(planned.rows[0]?.reltuples) >= ANALYZE_FROM, `the planner counts ${planned.rows[0]?.reltuples} rows`);
 	});
 });
