@@ -70,7 +70,13 @@ export async function startNode(opts: { services?: string[]; env?: Record<string
 				h["Content-Type"] = h["Content-Type"] ?? "application/json";
 				payload = typeof body === "string" ? body : JSON.stringify(body);
 			}
-			const res = await fetch(url + path, { method, headers: h, body: payload });
+			const res = await fetch(url + path, { method, headers: h, body: payload }).catch((e: Error & { cause?: { code?: string } }) => {
+				// Client and server share this process's event loop: after a long synchronous stretch (hundreds of
+				// events written at once) the server's keep-alive timer can close a pooled socket just as fetch
+				// reuses it. A read is safe to send again; a write is not, and its failure stands.
+				if ((method === "GET" || method === "HEAD") && e.cause?.code === "ECONNRESET") return fetch(url + path, { method, headers: h });
+				throw e;
+			});
 			const text = await res.text();
 			let parsed: unknown = undefined;
 			try {

@@ -4,7 +4,8 @@ import { startNode, type TestNode, type ApiResponse } from "../helpers/node";
 
 async function until(fn: () => Promise<ApiResponse>, ok: (r: ApiResponse) => boolean, what: string): Promise<ApiResponse> {
 	let last: ApiResponse | undefined;
-	for (let i = 0; i < 100; i++) {
+	// Time-bound rather than count-bound: on a loaded machine a thousand events (each also audited) take seconds.
+	for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
 		last = await fn();
 		if (ok(last)) return last;
 		await new Promise((r) => setTimeout(r, 20));
