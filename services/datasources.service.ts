@@ -16,6 +16,7 @@ import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
 import { checkBucketName, checkDataSourceName, checkVirtualNodeId, presentDataSource, presentVirtualNode, type DataSource, type TreeNode } from "../lib/datasources/model";
+import { remoteHolder } from "../lib/peers/holder";
 import { DataSourceRegistry, type DataSourceCalls } from "../lib/datasources/registry";
 import { bucketFilter, createS3Bucket, listS3Buckets } from "../lib/datasources/s3";
 import { dataSourceParam, dataSourceProps, str } from "../lib/datasources/params";
@@ -62,6 +63,12 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			async handler(this: DsThis, ctx: Context<DsParams, Meta>) {
 				requireAdmin(ctx);
 				const { Name, ...input } = ctx.params;
+				// [peers] A LOCAL datasource in a cluster is held by one node: the one named, or the one kept, or
+				// else the node the administrator created it through.
+				if (!input.PeerAddress && (input.StorageType ?? "LOCAL") === "LOCAL" && loadConfig().transporter) {
+					const existing = await this.registry.get(checkDataSourceName(Name));
+					input.PeerAddress = existing ? existing.PeerAddress : (ctx.nodeID ?? this.broker.nodeID);
+				}
 				return presentDataSource(await this.registry.put(checkDataSourceName(Name), input, this.calls(ctx)));
 			},
 		},
@@ -202,6 +209,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			dataDir: () => cfg.dataDir,
 			changed: async (payload) => void (await broadcast(this.broker, "datasources.changed", payload)),
 			warn: (m) => this.logger.warn(m),
+			remoteHolder: (ds) => remoteHolder(ds, this.broker.nodeID, !!cfg.transporter),
 		});
 		await this.registry.ensureDefaults();
 	},
