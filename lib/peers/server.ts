@@ -129,7 +129,11 @@ export class PeerStoreServer {
 }
 
 export function errorBody(err: unknown): { status: number; type: string; message: string } {
-	const e = err as { code?: unknown; type?: unknown; message?: unknown } | undefined;
+	const e = err as { code?: unknown; type?: unknown; message?: unknown; name?: unknown } | undefined;
+	// The holder could not ask the cluster (the datasources service not reachable yet): a moment, not a 404.
+	if (e?.name === "ServiceNotFoundError" || e?.name === "ServiceNotAvailableError" || e?.name === "RequestTimeoutError") {
+		return { status: 503, type: "service.unavailable", message: `the holder cannot read the datasource's configuration yet: ${String(e.message)}` };
+	}
 	const status = typeof e?.code === "number" && e.code >= 400 && e.code <= 599 ? e.code : 500;
 	return { status, type: typeof e?.type === "string" ? e.type : "internal", message: typeof e?.message === "string" ? e.message : "Internal error" };
 }

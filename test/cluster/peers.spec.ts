@@ -104,14 +104,22 @@ describe(`cluster peers: a LOCAL datasource held by another node (${TRANSPORTER.
 		assert.equal(ws.status, 200, JSON.stringify(ws.body));
 
 		const content = "bytes that live on node B\n".repeat(1000);
-		const put = await io("PUT", "docs/on-b.txt", content);
-		assert.equal(put.status, 200, JSON.stringify(put.body));
+		// B may still be discovering the services it asks (a 503 then: retry, as clients do).
+		const put = await until("the first upload through A", async () => {
+			const r = await io("PUT", "docs/on-b.txt", content);
+			assert.ok(r.status === 200 || r.status === 503, `${r.status} ${JSON.stringify(r.body)}`);
+			return r.status === 200 && r;
+		}, 30_000);
+		assert.equal(put.status, 200);
 		// In B's folder, not A's.
 		assert.equal(readFileSync(join(dirs.B, "peerds", "docs", "on-b.txt"), "utf8"), content);
 		assert.ok(!existsSync(join(dirs.A, "peerds", "docs")));
 		const got = await io("GET", "docs/on-b.txt");
 		assert.equal(got.status, 200);
 		assert.equal(got.body, content);
+		const listed = await timed(`${base("A")}/io?list-type=2&prefix=peerws/docs/`, { headers: { "X-Pydio-Bearer": token } });
+		assert.equal(listed.status, 200);
+		assert.match(String(listed.body), /<Key>peerws\/docs\/on-b\.txt<\/Key>/);
 
 		procs.B.child.kill("SIGKILL");
 		await new Promise((r) => procs.B.child.once("exit", r));
@@ -120,6 +128,9 @@ describe(`cluster peers: a LOCAL datasource held by another node (${TRANSPORTER.
 			assert.equal(r.status, 503, `${r.status} ${JSON.stringify(r.body)}`);
 			assert.ok(r.ms < 3000, `answered in ${r.ms} ms`);
 		}
+		// Listings come from the index in the shared store: they do not wait for B either.
+		const whileDown = await timed(`${base("A")}/io?list-type=2&prefix=peerws/docs/`, { headers: { "X-Pydio-Bearer": token } });
+		assert.ok([200, 503].includes(whileDown.status) && whileDown.ms < 3000, `${whileDown.status} in ${whileDown.ms} ms`);
 		// Once the registry has lost B too (heartbeat timeout), still a 503 at once.
 		await until("B to leave the peers", async () => (await api("GET", "/config/peers")).body.PeerAddresses?.length === 2, 20_000);
 		const gone = await io("GET", "docs/on-b.txt");
