@@ -97,6 +97,8 @@ describe(`cluster peers: a LOCAL datasource held by another node (${TRANSPORTER.
 		const peers = await api("GET", "/config/peers");
 		assert.deepEqual(peers.body.PeerAddresses, ["A", "B", "C"].map(id).sort());
 
+		const typo = await api("POST", "/config/datasource/peerds", { StorageType: "LOCAL", StorageConfiguration: { folder: "peerds" }, PeerAddress: "no-such-node" });
+		assert.equal(typo.status, 400, JSON.stringify(typo.body));
 		const ds = await api("POST", "/config/datasource/peerds", { StorageType: "LOCAL", StorageConfiguration: { folder: "peerds" }, PeerAddress: id("B") });
 		assert.equal(ds.status, 200, JSON.stringify(ds.body));
 		assert.equal(ds.body.PeerAddress, id("B"));
