@@ -42,6 +42,8 @@ export interface CellarConfig {
 	mailMaxAttempts: number;
 	/** The address users open Cellar at, for the links in mails; unset, http://<HOST>:<PORT>. */
 	publicUrl?: string;
+	/** The address other nodes use to reach this node's gateway for the LOCAL datasources it holds (PEER_URL). */
+	peerUrl?: string;
 	/** The main datasource made structured on first start. */
 	defaultDsStructured: boolean;
 	/** Absolute folders where LOCAL datasources may live besides DATA_DIR. */
@@ -84,7 +86,7 @@ export const VARIABLES = [
 	"IP_BAN_WINDOW", "IP_BAN_DURATION", "BODY_LIMIT", "BODY_TIMEOUT", "IDLE_TIMEOUT", "TRUSTED_PROXIES", "REQUEST_TIMEOUT", "HEARTBEAT_INTERVAL",
 	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "SMTP_URL", "MAIL_RETRY_DELAY", "MAIL_MAX_ATTEMPTS", "PUBLIC_URL", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
 	"LOG_SHIP_LEVEL", "LOG_RETENTION_DAYS", "LOG_MAX_ROWS", "AUDIT_RETENTION_DAYS",
-	"BINARY_MAX_SIZE", "UPDATE_URL",
+	"BINARY_MAX_SIZE", "UPDATE_URL", "PEER_URL",
 	"ACTIVITY_RETENTION_DAYS", "ACTIVITY_MAX_PER_FEED",
 ] as const;
 
@@ -153,6 +155,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 	if (databaseUrl && !/^postgres(ql)?:\/\//i.test(databaseUrl)) problems.push(`DATABASE_URL must be a postgres:// or postgresql:// URL (got "${databaseUrl.slice(0, 12)}…")`);
 	const smtpUrl = text("SMTP_URL")?.trim();
 	if (smtpUrl && !/^smtps?:\/\/[^/?#]/i.test(smtpUrl)) problems.push(`SMTP_URL must be an smtp:// or smtps:// URL such as smtp://user:pass@mail.example.com:587 (got "${smtpUrl.slice(0, 8)}…")`);
+	const peerUrl = text("PEER_URL")?.trim().replace(/\/+$/, "") || undefined;
+	if (peerUrl && !/^https?:\/\/[^/?#\s]+$/i.test(peerUrl)) problems.push(`PEER_URL must be an http:// or https:// URL with a host and port only, such as http://10.0.0.2:8080, got "${peerUrl}"`);
 	const publicUrlText = text("PUBLIC_URL")?.trim().replace(/\/+$/, "");
 	if (publicUrlText && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(publicUrlText)) problems.push(`PUBLIC_URL must be an http:// or https:// URL such as https://files.example.com, got "${publicUrlText}"`);
 	const bodyLimit = text("BODY_LIMIT")?.trim() ?? "1mb";
@@ -193,6 +197,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 		mailRetryDelay: num("MAIL_RETRY_DELAY", 30, { min: 1, max: 3600 }),
 		mailMaxAttempts: num("MAIL_MAX_ATTEMPTS", 10, { min: 1, max: 100 }),
 		publicUrl: publicUrlText,
+		peerUrl,
 		defaultDsStructured: bool("CELLAR_DEFAULT_DS_STRUCT", false),
 		allowedLocalFolders: list("ALLOWED_LOCAL_FOLDERS", (e) => (isAbsolute(e) ? null : `"${e}" is not an absolute folder`)),
 		trustedProxies: list("TRUSTED_PROXIES", (e) => (isIpOrCidr(e) ? null : `"${e}" is not an IP address or a network such as 10.0.0.0/8`)),

@@ -1,13 +1,25 @@
 // Opening a datasource's storage: the datasource's configuration (`datasources.get`), its encryption key if it
 // has one, and the store itself, cached per datasource until `datasources.changed` or `encryption.changed`.
 // Every service that moves bytes (the /io gateway, tree, jobs, versions, search) opens stores through this.
+// A LOCAL datasource whose folder another node holds (PeerAddress, lib/peers/holder) is opened as a
+// PeerObjectStore: direct HTTP to that node's gateway, at the address it announces in its node metadata.
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { loadConfig } from "../lib/config";
-import { openDataStore, type ObjectStore } from "../lib/storage";
+import { openDataStore, openStore, type ObjectStore } from "../lib/storage";
+import { PeerObjectStore } from "../lib/peers/client";
+import { PEER_SECRET_LABEL, remoteHolder } from "../lib/peers/holder";
+import { derivedKey } from "../lib/auth/jwt";
 import { KeyMaterialCache } from "../lib/encryption/material";
 import { call } from "../lib/contracts";
 
-export type DataSourceConfig = Parameters<typeof openDataStore>[0] & { Name: string; FlatStorage?: boolean };
+export type DataSourceConfig = Parameters<typeof openDataStore>[0] & { Name: string; FlatStorage?: boolean; PeerAddress?: string };
+
+/** The internal gateway address a node announces (`peerUrl` in its metadata), while it is in the cluster. */
+export function peerUrlOf(broker: ServiceBroker, nodeId: string): string | undefined {
+	const node = (broker.registry as unknown as { nodes: { get(id: string): { available?: boolean; metadata?: { peerUrl?: unknown } } | undefined } }).nodes.get(nodeId);
+	const url = node?.available ? node.metadata?.peerUrl : undefined;
+	return typeof url === "string" ? url : undefined;
+}
 
 export interface DataStoreHandle {
 	name: string;
@@ -46,7 +58,11 @@ export const DataStoresMixin = {
 					name,
 					config,
 					flat: config.FlatStorage !== false,
-					store: await openDataStore(config, loadConfig().dataDir, this.$keys.resolver),
+					store: await openDataStore(config, loadConfig().dataDir, this.$keys.resolver, (ds, dataDir) => {
+						const holder = remoteHolder(config, this.broker.nodeID, !!loadConfig().transporter);
+						if (!holder) return openStore(ds, dataDir);
+						return new PeerObjectStore({ datasource: name, holder, baseUrl: () => peerUrlOf(this.broker, holder), secret: () => derivedKey(PEER_SECRET_LABEL) });
+					}),
 				}));
 				h.catch(() => this.$dataStores.delete(name));
 				this.$dataStores.set(name, h);

@@ -4,6 +4,8 @@
  * credentials (auth.resolve, cached) and enforces IP bans and the REST security policies before any action runs.
  * Consumes: `identity.changed`, `token.revoked` (clear the credential cache), `policy.changed` (reload policies),
  * `tree.changed`, `usermeta.changed`, `versions.changed` and `datasources.changed` (drop cached reads and store handles).
+ * Serves the LOCAL datasources this node holds to the other nodes at /_peer/store/ (signed with the cluster
+ * secret; lib/peers/server) and announces its address for them as `peerUrl` in the node's metadata.
  * Emits nothing.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
@@ -32,6 +34,9 @@ import { derivedKey } from "../lib/auth/jwt";
 import { call, type ActivityPosted, type IdentityChange, type TokenRevoked, type TreeChange } from "../lib/contracts";
 import { EventSocket } from "../lib/gateway/websocket";
 import { PublicPages } from "../lib/web/public-page";
+import { PeerStoreServer } from "../lib/peers/server";
+import { PEER_SECRET_LABEL, advertisedPeerUrl, holds } from "../lib/peers/holder";
+import { openStore, type ObjectStore } from "../lib/storage";
 
 const cfg = loadConfig();
 // Set once the service exists: the request log goes through the service's logger (and its LOG_LEVEL).
@@ -180,6 +185,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		},
 		"datasources.changed"(this: GatewayThis) {
 			this.responses.clear();
+			this.heldStores.clear();
 		},
 		"policy.changed"(this: GatewayThis) {
 			this.access.invalidate();
@@ -248,6 +254,17 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			return identity;
 		},
 
+		/** `peerUrl` in the node's metadata (sent with the node's INFO): where other nodes reach the stores it holds. */
+		announcePeerUrl(this: GatewayThis, port: number) {
+			if (!port) return;
+			const local = (this.broker.registry as unknown as { nodes: { localNode?: { ipList?: string[] } } }).nodes.localNode;
+			const url = advertisedPeerUrl({ peerUrl: loadConfig().peerUrl, host: loadConfig().host, port, ips: local?.ipList ?? [] });
+			const meta = this.broker.metadata as Record<string, unknown>;
+			if (meta.peerUrl === url) return;
+			meta.peerUrl = url;
+			(this.broker.registry as unknown as { regenerateLocalRawInfo(incSeq: boolean): void }).regenerateLocalRawInfo(true);
+		},
+
 		forget(this: GatewayThis) {
 			this.identities.clear();
 			this.responses.clear();
@@ -272,6 +289,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			const io = isS3Request(req.method, url, req.headers);
 			if (!this.serving) return this.answerStarting(req, res, io);
 			if (io) return void this.io.handle(req, res);
+			if (PeerStoreServer.handles(url)) return void this.peers.handle(req, res);
 			if (PublicPages.handles(url)) return void this.web.handle(req, res);
 			// Both body readers (readBody below, moleculer-web's parser) wait as long as the client makes them.
 			bodyDeadline(req, res, this.bodyTimeoutMs, () => this.writeError(req, res, new BodyTimeoutError(`The request body did not arrive within ${this.bodyTimeoutMs / 1000} s`)));
@@ -396,6 +414,28 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			log: (line) => this.logger.warn(line),
 		});
 		this.sockets.attach(server);
+		// The raw stores of the LOCAL datasources this node holds, for the other nodes (encryption, if any, is
+		// applied by the node that reads: the bytes on the wire are the bytes on disk).
+		this.heldStores = new Map();
+		this.peers = new PeerStoreServer({
+			secret: () => derivedKey(PEER_SECRET_LABEL),
+			store: (name) => {
+				let s = this.heldStores.get(name);
+				if (!s) {
+					s = call(this.broker, "datasources.get", { name }).then((ds) => {
+						if (!holds(ds, this.broker.nodeID, !!loadConfig().transporter)) {
+							throw new NotFoundError(`Datasource ${name} is not held by node ${this.broker.nodeID}${ds.PeerAddress ? ` (its holder is ${ds.PeerAddress})` : ""}`, "peer.not.holder");
+						}
+						return openStore(ds, loadConfig().dataDir);
+					});
+					s.catch(() => this.heldStores.delete(name));
+					this.heldStores.set(name, s);
+				}
+				return s;
+			},
+			log: (line) => this.logger.warn(line),
+		});
+		this.announcePeerUrl(now.port);
 	},
 	stopped(this: GatewayThis) {
 		this.sockets?.close();
@@ -403,6 +443,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 	started(this: GatewayThis) {
 		const addr = this.server?.address?.() as { port?: number } | null | undefined;
 		if (addr?.port) this.logger.info(`Cellar gateway listening on http://127.0.0.1:${addr.port}/a`);
+		if (addr?.port) this.announcePeerUrl(addr.port);
 	},
 };
 
@@ -420,6 +461,8 @@ interface GatewayVars extends GatewayReadiness {
 	addresses: ClientAddress;
 	access: AccessControl;
 	sockets: EventSocket;
+	peers: PeerStoreServer;
+	heldStores: Map<string, Promise<ObjectStore>>;
 	server?: { address?: () => unknown };
 }
 interface GatewayMethods {
@@ -430,6 +473,7 @@ interface GatewayMethods {
 	regenerateAutoAliases(route: { opts: { autoAliases?: boolean } }): void;
 	dataStore(name: string): Promise<DataStoreHandle>;
 	forget(): void;
+	announcePeerUrl(port: number): void;
 	optimizeAliasesOrder(): void;
 	remember(ctx: Context<unknown, Meta>, req: Req, data: unknown): unknown;
 	onRequest(req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void): void;

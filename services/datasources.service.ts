@@ -16,6 +16,8 @@ import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
 import { checkBucketName, checkDataSourceName, checkVirtualNodeId, presentDataSource, presentVirtualNode, type DataSource, type TreeNode } from "../lib/datasources/model";
+import { BadRequestError } from "../lib/errors";
+import { remoteHolder } from "../lib/peers/holder";
 import { DataSourceRegistry, type DataSourceCalls } from "../lib/datasources/registry";
 import { bucketFilter, createS3Bucket, listS3Buckets } from "../lib/datasources/s3";
 import { dataSourceParam, dataSourceProps, str } from "../lib/datasources/params";
@@ -62,6 +64,17 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			async handler(this: DsThis, ctx: Context<DsParams, Meta>) {
 				requireAdmin(ctx);
 				const { Name, ...input } = ctx.params;
+				// [peers] A LOCAL datasource in a cluster is held by one node: the one named, or the one kept, or
+				// else the node the administrator created it through.
+				if ((input.StorageType ?? "LOCAL") === "LOCAL" && loadConfig().transporter) {
+					const existing = await this.registry.get(checkDataSourceName(Name));
+					if (!input.PeerAddress) input.PeerAddress = existing ? existing.PeerAddress : (ctx.nodeID ?? this.broker.nodeID);
+					// A new holder must be a node of the cluster now (a typo would make the datasource unreachable).
+					const nodes = (this.broker.registry as unknown as { nodes: { get(id: string): { available?: boolean } | undefined } }).nodes;
+					if (input.PeerAddress && input.PeerAddress !== existing?.PeerAddress && !nodes.get(input.PeerAddress)?.available) {
+						throw new BadRequestError(`PeerAddress ${input.PeerAddress.slice(0, 255)} is not a node of the cluster now (GET /a/config/peers lists them)`);
+					}
+				}
 				return presentDataSource(await this.registry.put(checkDataSourceName(Name), input, this.calls(ctx)));
 			},
 		},
@@ -202,6 +215,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			dataDir: () => cfg.dataDir,
 			changed: async (payload) => void (await broadcast(this.broker, "datasources.changed", payload)),
 			warn: (m) => this.logger.warn(m),
+			remoteHolder: (ds) => remoteHolder(ds, this.broker.nodeID, !!cfg.transporter),
 		});
 		await this.registry.ensureDefaults();
 	},

@@ -107,11 +107,19 @@ export function prepareLocalFolder(abs: string, dataDir: string, allowed: string
 }
 
 /** A LOCAL datasource's folder: allowed, not overlapping another datasource's, created and writable. */
-export function checkLocalDataSource(ds: { StorageConfiguration?: Record<string, string> }, others: { Name: string; StorageType?: string; StorageConfiguration?: Record<string, string> }[], dataDir: string): void {
+export function checkLocalDataSource(
+	ds: { StorageConfiguration?: Record<string, string>; PeerAddress?: string },
+	others: { Name: string; StorageType?: string; StorageConfiguration?: Record<string, string>; PeerAddress?: string }[],
+	dataDir: string,
+	/** The folder is on another node (PeerAddress): checked by its rules here, created by the holder on first write. */
+	remote = false,
+): void {
 	const allowed = allowedLocalRoots();
 	const abs = resolveLocalFolder(ds.StorageConfiguration?.folder ?? "", dataDir, allowed);
 	for (const o of others) {
 		if ((o.StorageType ?? "LOCAL") !== "LOCAL" || !o.StorageConfiguration?.folder) continue;
+		// Folders of different nodes never overlap (a datasource without a holder is on every node).
+		if (o.PeerAddress && ds.PeerAddress && o.PeerAddress !== ds.PeerAddress) continue;
 		let theirs: string;
 		try {
 			theirs = resolveLocalFolder(o.StorageConfiguration.folder, dataDir, allowed);
@@ -120,5 +128,5 @@ export function checkLocalDataSource(ds: { StorageConfiguration?: Record<string,
 		}
 		if (foldersOverlap(abs, theirs)) throw new BadRequestError(`Folder ${ds.StorageConfiguration?.folder} overlaps the folder of datasource ${o.Name}`);
 	}
-	prepareLocalFolder(abs, dataDir, allowed);
+	if (!remote) prepareLocalFolder(abs, dataDir, allowed);
 }

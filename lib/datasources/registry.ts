@@ -71,6 +71,8 @@ export interface RegistryDeps {
 	/** Tells the cluster (caches of datasources and virtual nodes). */
 	changed(payload: { name: string } | { virtualNode: string }): Promise<void>;
 	warn(message: string): void;
+	/** Whether another node holds this LOCAL datasource's folder (lib/peers/holder); none by default. */
+	remoteHolder?(ds: DataSource): string | undefined;
 }
 
 type Parsed = Map<string, { node: VirtualNode; parsed: ParsedResolution }>;
@@ -243,7 +245,7 @@ export class DataSourceRegistry {
 	/** LOCAL: the folder is allowed, does not overlap another datasource, exists and is writable. S3: HeadBucket. */
 	private async checkStorage(ds: DataSource, others: DataSource[]): Promise<void> {
 		if (ds.StorageType === "S3") return checkBucketReachable(ds);
-		checkLocalDataSource(ds, others, this.deps.dataDir());
+		checkLocalDataSource(ds, others, this.deps.dataDir(), !!this.deps.remoteHolder?.(ds));
 	}
 
 	private async parsedVirtualNodes(): Promise<Parsed> {

@@ -93,11 +93,17 @@ export function openStore(ds: DataSourceStorage, dataDir: string): ObjectStore {
  * EncryptedStore over it for MASTER ones (`keyMaterial(EncryptionKey)` gives the 32-byte key, e.g. from the
  * `encryption.keyMaterial` action). USER / USER_PWD modes are refused.
  */
-export async function openDataStore(ds: DataSourceStorage, dataDir: string, keyMaterial: (id: string) => Promise<Buffer>): Promise<ObjectStore> {
+export async function openDataStore(
+	ds: DataSourceStorage,
+	dataDir: string,
+	keyMaterial: (id: string) => Promise<Buffer>,
+	/** The raw store (a PeerObjectStore when another node holds the folder); openStore by default. */
+	open: (ds: DataSourceStorage, dataDir: string) => ObjectStore = openStore,
+): Promise<ObjectStore> {
 	const mode = ds.EncryptionMode ?? "CLEAR";
-	if (mode === "CLEAR") return openStore(ds, dataDir);
+	if (mode === "CLEAR") return open(ds, dataDir);
 	if (mode !== "MASTER") throw new NotSupportedError(`EncryptionMode ${mode} is not supported (use CLEAR or MASTER)`);
 	if (!ds.EncryptionKey) throw new BadRequestError("A datasource with EncryptionMode MASTER needs an EncryptionKey");
-	const inner = openStore(ds, dataDir);
+	const inner = open(ds, dataDir);
 	return new EncryptedStore(inner, await keyMaterial(ds.EncryptionKey));
 }

@@ -14,6 +14,10 @@ import { S3Store, createBucket, listBuckets } from "../../lib/storage/s3";
 import { openStore, s3ConfigFromDataSource } from "../../lib/storage";
 import { RangeNotSatisfiableError, type ObjectInfo, type ObjectStore } from "../../lib/storage/types";
 import { startS3rver, type TestS3 } from "../helpers/s3rver";
+import { createServer, type Server } from "node:http";
+import { PeerStoreServer } from "../../lib/peers/server";
+import { PeerObjectStore } from "../../lib/peers/client";
+import { signPeerRequest } from "../../lib/peers/signing";
 import { generated } from "../helpers/streams";
 
 const MiB = 1024 * 1024;
@@ -339,6 +343,28 @@ behaviourSuite("LocalStore (composite multipart objects)", async () => {
 		store,
 		tempFiles: () => (existsSync(join(root, "ds", ".cellar-tmp")) ? readdirSync(join(root, "ds", ".cellar-tmp")) : []),
 		cleanup: async () => rmSync(root, { recursive: true, force: true }),
+	};
+});
+
+// A LOCAL datasource held by another node: the same suite through a real peer endpoint (the handler the gateway
+// mounts at /_peer/store/, on its own HTTP server here) in front of a LocalStore.
+behaviourSuite("PeerObjectStore over HTTP to a holder's LocalStore", async () => {
+	const root = mkdtempSync(join(tmpdir(), "cellar-peer-"));
+	const local = new LocalStore(join(root, "ds"), { composite: true });
+	const secret = "peer-suite-secret";
+	const handler = new PeerStoreServer({ secret: () => secret, store: async (name) => (name === "peerds" ? local : Promise.reject(new NotFoundError(`no ${name}`))), log: () => undefined });
+	const server: Server = createServer((req, res) => handler.handle(req, res));
+	await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+	const port = (server.address() as { port: number }).port;
+	const store = new PeerObjectStore({ datasource: "peerds", holder: "node-b", baseUrl: () => `http://127.0.0.1:${port}`, secret: () => secret });
+	return {
+		store,
+		tempFiles: () => (existsSync(join(root, "ds", ".cellar-tmp")) ? readdirSync(join(root, "ds", ".cellar-tmp")) : []),
+		cleanup: async () => {
+			server.closeAllConnections();
+			await new Promise((r) => server.close(r));
+			rmSync(root, { recursive: true, force: true });
+		},
 	};
 });
 
@@ -923,5 +949,43 @@ describe("openStore (DataSource -> store)", function () {
 		} finally {
 			(store as S3Store).close();
 		}
+	});
+});
+
+describe("PeerObjectStore: signatures and a holder that is down", function () {
+	this.timeout(20_000);
+	it("refuses unsigned, badly signed and expired requests with 403", async () => {
+		const local = new LocalStore(mkdtempSync(join(tmpdir(), "cellar-peer-sig-")));
+		const handler = new PeerStoreServer({ secret: () => "right", store: async () => local, log: () => undefined });
+		const server = createServer((req, res) => handler.handle(req, res));
+		await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+		const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+		try {
+			const plain = await fetch(`${base}/_peer/store/ds?op=get&key=a`);
+			assert.equal(plain.status, 403);
+			const wrong = new PeerObjectStore({ datasource: "ds", holder: "b", baseUrl: () => base, secret: () => "wrong" });
+			await assert.rejects(wrong.head("a"), { code: 403 });
+			const old = signPeerRequest("right", "POST", "/_peer/store/ds?op=head", Date.now() - 120_000);
+			const expired = await fetch(`${base}/_peer/store/ds?op=head`, { method: "POST", headers: old, body: '{"args":["a"]}' });
+			assert.equal(expired.status, 403);
+			const good = new PeerObjectStore({ datasource: "ds", holder: "b", baseUrl: () => base, secret: () => "right" });
+			assert.equal(await good.head("a"), null);
+		} finally {
+			await new Promise((r) => server.close(r));
+		}
+	});
+
+	it("fails fast with a 503 naming the holder when it does not answer or is not in the cluster", async () => {
+		const closed = createServer();
+		await new Promise<void>((r) => closed.listen(0, "127.0.0.1", () => r()));
+		const port = (closed.address() as { port: number }).port;
+		await new Promise((r) => closed.close(r));
+		const down = new PeerObjectStore({ datasource: "ds", holder: "node-b", baseUrl: () => `http://127.0.0.1:${port}`, secret: () => "s" });
+		const t = Date.now();
+		await assert.rejects(down.get("a"), (err: Error & { code?: number }) => err.code === 503 && /node-b/.test(err.message));
+		await assert.rejects(down.put("a", bufStream(Buffer.from("x"))), { code: 503 });
+		const gone = new PeerObjectStore({ datasource: "ds", holder: "node-c", baseUrl: () => undefined, secret: () => "s" });
+		await assert.rejects(keysOf(gone.list("")), { code: 503 });
+		assert.ok(Date.now() - t < 5000, `took ${Date.now() - t} ms`);
 	});
 });
