@@ -1,4 +1,4 @@
-// Three nodes over Redis (or NATS: CLUSTER_TRANSPORTER=nats://127.0.0.1:4222) with the shared PostgreSQL store,
+// Three nodes over Redis, then the same over NATS (nats://127.0.0.1:4222, or CLUSTER_NATS), with the shared PostgreSQL store,
 // each with its own DATA_DIR: a LOCAL datasource whose folder is on node B, created, written and read through
 // node A's gateway (the bytes go between A and B over direct signed HTTP, and land in B's folder). When B is
 // killed, A answers that datasource's downloads and uploads with a quick 503; when B is back, they work again.
@@ -10,7 +10,6 @@ import { createConnection } from "node:net";
 import { REDIS, requireRedis, startProc, timed, until, type Proc } from "../helpers/cluster";
 import { freshPostgres } from "../helpers/db";
 
-const TRANSPORTER = process.env.CLUSTER_TRANSPORTER || REDIS;
 
 function natsUp(url: string): Promise<boolean> {
 	const u = new URL(url);
@@ -29,6 +28,10 @@ function natsUp(url: string): Promise<boolean> {
 	});
 }
 
+// The transporter is a setting: one suite, run on both.
+for (const TRANSPORTER of [REDIS, process.env.CLUSTER_NATS || "nats://127.0.0.1:4222"]) peersSuite(TRANSPORTER);
+
+function peersSuite(TRANSPORTER: string): void {
 describe(`cluster peers: a LOCAL datasource held by another node (${TRANSPORTER.split(":")[0]})`, function () {
 	this.timeout(180_000);
 	const procs: Record<string, Proc> = {};
@@ -56,11 +59,13 @@ describe(`cluster peers: a LOCAL datasource held by another node (${TRANSPORTER.
 			try {
 				require.resolve("nats");
 			} catch {
+				if (process.env.CI === "true") throw new Error("the nats package is missing (npm ci installs it)");
 				console.log("      skipped: the nats package is not installed (npm install nats to run this suite on NATS)");
 				return this.skip();
 			}
 			if (!(await natsUp(TRANSPORTER))) {
 				if (process.env.CI === "true") throw new Error(`NATS does not answer at ${TRANSPORTER}`);
+				console.log(`      skipped: NATS does not answer at ${TRANSPORTER}`);
 				return this.skip();
 			}
 		} else await requireRedis(this);
@@ -147,3 +152,4 @@ describe(`cluster peers: a LOCAL datasource held by another node (${TRANSPORTER.
 		assert.equal(readFileSync(join(dirs.B, "peerds", "docs", "after.txt"), "utf8"), "back");
 	});
 });
+}
