@@ -1,0 +1,36 @@
+// Admin-managed templates, as lib/db stores them and the templates and tree services use them.
+import type { ResourcePolicy } from "../identity/resource-policy";
+
+export type NodeType = "LEAF" | "COLLECTION";
+
+/** A node template: what POST /a/templates/node copied from a file or a folder tree. */
+export interface NodeTemplate {
+	uuid: string;
+	label: string;
+	type: NodeType;
+	/** The source's name when copied. */
+	name: string;
+	/** Bytes of all its files. */
+	size: number;
+	policies: ResourcePolicy[];
+	createdBy: string;
+	createdAt: number;
+}
+
+/** One file or folder of a node template; `path` is relative to its root ("" = the root). */
+export interface NodeTemplateEntry {
+	path: string;
+	type: NodeType;
+	size: number;
+	etag: string;
+	data?: Buffer;
+}
+
+/** Cells' entMetaTemplate. `Meta` is the template's definition, a JSON string. */
+export interface MetaTemplate {
+	Uuid: string;
+	Label: string;
+	Namespace: string;
+	Meta: string;
+	Policies: ResourcePolicy[];
+}
