@@ -3,6 +3,7 @@
  * decodes Cells JSON requests and encodes responses once, at the edge (lib/cells/codec), resolves the caller's
  * credentials (auth.resolve, cached) and enforces IP bans and the REST security policies before any action runs.
  * Consumes: `identity.changed`, `token.revoked` (clear the credential cache), `policy.changed` (reload policies),
+ * `config.changed` (empties the response cache),
  * `tree.changed`, `usermeta.changed`, `versions.changed` and `datasources.changed` (drop cached reads and store handles).
  * Emits nothing.
  */
@@ -164,6 +165,10 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		},
 		// Listings show what the caller follows (`user_subscriptions`).
 		"activity.subscribed"(this: GatewayThis) {
+			this.responses.clear();
+		},
+		// Answers built from the configuration tree (bootconf's title) follow it at once.
+		"config.changed"(this: GatewayThis) {
 			this.responses.clear();
 		},
 		// Stats and listings show the user metadata of their nodes.

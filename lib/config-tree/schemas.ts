@@ -20,6 +20,13 @@ export const FRONTEND_SCHEMAS: Record<string, ObjectSchema> = {
 		PASSWORD_MINLENGTH: { type: "number", integer: true, min: 1, max: 256, optional: true, description: "Shortest password accepted" },
 	},
 	"frontend/plugin/action.share": {
+		ENABLE_FILE_INTERNAL_SHARING: { type: "boolean", optional: true, description: "Files may be shared with other users" },
+		ENABLE_FOLDER_INTERNAL_SHARING: { type: "boolean", optional: true, description: "Folders may be shared with other users" },
+		ENABLE_FILE_PUBLIC_LINK: { type: "boolean", optional: true, description: "Public links may be made on files" },
+		ENABLE_FOLDER_PUBLIC_LINK: { type: "boolean", optional: true, description: "Public links may be made on folders" },
+		FILE_MAX_DOWNLOAD: { type: "number", integer: true, min: 0, optional: true, description: "Most downloads a public link may allow (0: no limit)" },
+		HASH_MIN_LENGTH: { type: "number", integer: true, min: 4, max: 64, optional: true, description: "Shortest public link hash" },
+		HASH_USER_EDITABLE: { type: "boolean", optional: true, description: "Users may choose the hash of their links" },
 		SHARE_FORCE_PASSWORD: { type: "boolean", optional: true, description: "Public links must have a password" },
 		FILE_MAX_EXPIRATION: { type: "number", integer: true, min: 0, optional: true, description: "Longest life of a public link of a file, in days (0: no limit)" },
 	},
