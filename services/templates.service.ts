@@ -50,8 +50,7 @@ const TemplatesService: ServiceSchema<ServiceSettingSchema, DataStoresMethods, V
 			rest: "GET /templates",
 			params: { TemplateType: { type: "string", optional: true, max: 64 } },
 			async handler(this: This, ctx: Context<{ TemplateType?: string }, Meta>) {
-				requireUser(ctx);
-				return { Templates: await this.catalog.list(ctx.params.TemplateType) };
+				return { Templates: await this.catalog.list(requireUser(ctx), ctx.params.TemplateType) };
 			},
 		},
 		createNode: {
@@ -76,8 +75,7 @@ const TemplatesService: ServiceSchema<ServiceSettingSchema, DataStoresMethods, V
 			rest: "GET /templates/meta",
 			params: { Namespace: { type: "string", optional: true, max: 128 } },
 			async handler(this: This, ctx: Context<{ Namespace?: string }, Meta>) {
-				requireUser(ctx);
-				return { Templates: await this.catalog.metaTemplates(ctx.params.Namespace) };
+				return { Templates: await this.catalog.metaTemplates(requireUser(ctx), ctx.params.Namespace) };
 			},
 		},
 		putMeta: {

@@ -7,7 +7,8 @@ import type { ResourcePolicy } from "../identity/resource-policy";
 import type { TemplatesRepo } from "../db/templates";
 import { getTemplate, listTemplates, DOCUMENT, type RestTemplate } from "./index";
 import { snapshotNode, type SnapshotDeps } from "./nodes";
-import type { MetaTemplate, NodeTemplate, NodeTemplateEntry } from "./model";
+import { usableBy, type MetaTemplate, type NodeTemplate, type NodeTemplateEntry } from "./model";
+import type { Identity } from "../auth/identity";
 
 /** A node template as Cells' restTemplate: its root node and, for a folder, the nodes right under it. */
 export interface RestNodeTemplate {
@@ -59,10 +60,10 @@ function namespacesOf(meta: string): string[] {
 export class TemplatesCatalog {
 	constructor(private readonly deps: CatalogDeps) {}
 
-	async list(type?: string): Promise<(RestTemplate | RestNodeTemplate)[]> {
+	async list(user: Identity, type?: string): Promise<(RestTemplate | RestNodeTemplate)[]> {
 		const builtIn = listTemplates(type);
 		if (type && type.toUpperCase() !== DOCUMENT) return builtIn;
-		const made = await this.deps.repo.nodeTemplates();
+		const made = (await this.deps.repo.nodeTemplates()).filter((t) => usableBy(t.policies, user));
 		const out: (RestTemplate | RestNodeTemplate)[] = [...builtIn];
 		for (const t of made) out.push(present(t, t.type === "COLLECTION" ? await this.deps.repo.nodeTemplateEntries(t.uuid, false) : []));
 		return out;
@@ -80,8 +81,8 @@ export class TemplatesCatalog {
 		if (!(await this.deps.repo.deleteNodeTemplate(uuid))) throw new NotFoundError(`template ${uuid} not found`, "template.notfound");
 	}
 
-	async metaTemplates(namespace?: string): Promise<MetaTemplate[]> {
-		return this.deps.repo.metaTemplates(namespace || undefined);
+	async metaTemplates(user: Identity, namespace?: string): Promise<MetaTemplate[]> {
+		return (await this.deps.repo.metaTemplates(namespace || undefined)).filter((t) => usableBy(t.Policies, user));
 	}
 
 	async putMetaTemplate(input: Partial<MetaTemplate>, uuid?: string): Promise<MetaTemplate> {

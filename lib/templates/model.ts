@@ -1,5 +1,6 @@
 // Admin-managed templates, as lib/db stores them and the templates and tree services use them.
-import type { ResourcePolicy } from "../identity/resource-policy";
+import { hasPolicy, type ResourcePolicy } from "../identity/resource-policy";
+import { isAdmin, type Identity } from "../auth/identity";
 
 export type NodeType = "LEAF" | "COLLECTION";
 
@@ -33,4 +34,12 @@ export interface MetaTemplate {
 	Namespace: string;
 	Meta: string;
 	Policies: ResourcePolicy[];
+}
+
+/**
+ * Who may see and use a template: everyone when it has no policies (Cells' default), else administrators and the
+ * subjects its policies let READ.
+ */
+export function usableBy(policies: ResourcePolicy[], user: Identity): boolean {
+	return !policies.length || isAdmin(user) || hasPolicy(policies, user, "READ");
 }

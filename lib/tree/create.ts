@@ -6,7 +6,7 @@ import { BadRequestError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
 import { getTemplate } from "../templates";
 import { materialize } from "../templates/nodes";
-import type { NodeTemplate, NodeTemplateEntry } from "../templates/model";
+import { usableBy, type NodeTemplate, type NodeTemplateEntry } from "../templates/model";
 import type { RecycleDeps } from "./recycle";
 import { presentNode } from "./present";
 import { checkUserWritable, type TreeNode } from "./model";
@@ -28,7 +28,9 @@ export async function createNodes(
 	// An unknown template fails the request before anything is created; folders ignore a document template, a
 	// file cannot be made from a folder template.
 	const template = templateUuid ? getTemplate(templateUuid) : undefined;
-	const nodeTemplate = templateUuid && !template && nodeTemplates ? await nodeTemplates.nodeTemplate(templateUuid) : null;
+	const found = templateUuid && !template && nodeTemplates ? await nodeTemplates.nodeTemplate(templateUuid) : null;
+	// A template the caller may not use is one they do not know of.
+	const nodeTemplate = found && usableBy(found.policies, user) ? found : null;
 	if (templateUuid && !template && !nodeTemplate) throw new NotFoundError(`template ${templateUuid} not found`, "template.notfound");
 	if (nodeTemplate?.type === "COLLECTION" && nodes.some((n) => n.Type === "LEAF")) throw new BadRequestError(`Template ${nodeTemplate.label} is a folder: create a COLLECTION node from it`);
 	const entries = nodeTemplate ? await nodeTemplates!.nodeTemplateEntries(nodeTemplate.uuid, true) : [];

@@ -108,6 +108,18 @@ describe("HTTP: node and metadata templates", function () {
 		assert.equal(r.status, 404, r.text);
 	});
 
+	it("shows a template with policies only to the subjects they let read", async () => {
+		await put("common-files/secret.txt", "for admins");
+		const r = await node.api("POST", "/a/templates/node", { RefNodeUuid: await uuidOf("common-files/secret.txt"), TplLabel: "Admins only", Policies: [{ Action: "READ", Subject: "profile:admin", Effect: "allow" }] }, admin);
+		assert.equal(r.status, 200, r.text);
+		const id = r.body.TemplateUuid;
+		const seen = async (token: string) => (await node.api("GET", "/a/templates", undefined, token)).body.Templates.some((t: { UUID: string }) => t.UUID === id);
+		assert.equal(await seen(admin), true);
+		assert.equal(await seen(alice), false);
+		const used = await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "personal-files/secret.txt", Type: "LEAF" }], TemplateUUID: id }, alice);
+		assert.equal(used.status, 404, used.text);
+	});
+
 	it("keeps metadata templates: named sets of existing namespaces, admin writes, anyone logged in reads", async () => {
 		const ns = await node.api("PUT", "/a/user-meta/namespace", { Operation: "PUT", Namespaces: [{ Namespace: "usermeta-client", Label: "Client" }, { Namespace: "usermeta-stage", Label: "Stage" }] }, admin);
 		assert.equal(ns.status, 200, ns.text);
