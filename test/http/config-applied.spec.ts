@@ -68,4 +68,36 @@ describe("HTTP: configuration applied without restart", function () {
 		assert.equal((await put("frontend/plugin/action.share", {})).status, 200);
 		assert.equal((await link(file, { MaxDownloads: "10" })).status, 200);
 	});
+
+	it("limits uploads to the configured size, single and multipart, at once", async () => {
+		const url = (k: string) => `${node.url}/io/${k.split("/").map(enc).join("/")}`;
+		const send = (k: string, body: Buffer<ArrayBuffer>) => fetch(url(k), { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body });
+		assert.equal((await put("frontend/plugin/core.uploader", { UPLOAD_MAX_SIZE: 1000 })).status, 200);
+		const big = await send("personal-files/big.bin", Buffer.alloc(1001, 1));
+		assert.equal(big.status, 400, await big.text());
+		assert.match(await (await send("personal-files/big.bin", Buffer.alloc(1001, 1))).text(), /EntityTooLarge/);
+		assert.equal((await node.api("GET", `/a/tree/stat/${enc("personal-files/big.bin")}`, undefined, alice)).status, 404);
+		assert.equal((await send("personal-files/small.bin", Buffer.alloc(1000, 1))).status, 200);
+
+		// Multipart: two parts of 600 bytes make a file past the limit, refused at completion.
+		const created = await fetch(`${url("personal-files/parts.bin")}?uploads`, { method: "POST", headers: { "X-Pydio-Bearer": alice } });
+		assert.equal(created.status, 200);
+		const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(await created.text())![1];
+		const etags: string[] = [];
+		for (const n of [1, 2]) {
+			const p = await fetch(`${url("personal-files/parts.bin")}?partNumber=${n}&uploadId=${enc(uploadId)}`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body: Buffer.alloc(600, n) });
+			assert.equal(p.status, 200, await p.text());
+			etags.push(p.headers.get("etag")!);
+		}
+		const xml = `<CompleteMultipartUpload>${etags.map((e, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${e}</ETag></Part>`).join("")}</CompleteMultipartUpload>`;
+		const done = await fetch(`${url("personal-files/parts.bin")}?uploadId=${enc(uploadId)}`, { method: "POST", headers: { "X-Pydio-Bearer": alice }, body: xml });
+		const text = await done.text();
+		assert.equal(done.status, 400, text);
+		assert.match(text, /EntityTooLarge/);
+		assert.equal((await node.api("GET", `/a/tree/stat/${enc("personal-files/parts.bin")}`, undefined, alice)).status, 404);
+
+		// Lifted: the same upload goes through.
+		assert.equal((await put("frontend/plugin/core.uploader", {})).status, 200);
+		assert.equal((await send("personal-files/big.bin", Buffer.alloc(1001, 1))).status, 200);
+	});
 });
