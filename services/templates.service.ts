@@ -6,7 +6,8 @@
  * refused); metadata templates `GET|PUT /templates/meta`, `DELETE /templates/meta/{TemplateUuid}` (named sets of
  * user-metadata namespaces). The tree service reads the same store when it creates a node from a template
  * (`POST /tree/create` with TemplateUUID). Reads node bytes through the datastores mixin, never over the
- * transporter. Emits and consumes nothing besides the mixins' `datasources.changed`/`encryption.changed`.
+ * transporter. Emits `audit.log` (template.update, template.delete) after each write; consumes only the mixins'
+ * `datasources.changed`/`encryption.changed`.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Meta } from "../lib/auth/identity";
@@ -16,6 +17,7 @@ import { TreeIndex } from "../lib/tree/index";
 import { TemplatesCatalog } from "../lib/templates/catalog";
 import type { MetaTemplate } from "../lib/templates/model";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
+import { audit } from "../lib/logs/audit";
 import { DataStoresMixin, type DataStoresMethods } from "../mixins/datastores.mixin";
 
 const policies = {
@@ -59,6 +61,7 @@ const TemplatesService: ServiceSchema<ServiceSettingSchema, DataStoresMethods, V
 			async handler(this: This, ctx: Context<{ RefNodeUuid?: string; TplLabel?: string; Policies?: MetaTemplate["Policies"] }, Meta>) {
 				const admin = requireAdmin(ctx);
 				const id = await this.catalog.createNodeTemplate(ctx.params.RefNodeUuid ?? "", ctx.params.TplLabel, ctx.params.Policies ?? [], admin.Login);
+				audit(ctx, "template.update", { target: `node template ${ctx.params.TplLabel ?? ""}`.trim(), targetUuid: id, detail: `from node ${ctx.params.RefNodeUuid}` });
 				return { Success: true, TemplateUuid: id };
 			},
 		},
@@ -68,6 +71,7 @@ const TemplatesService: ServiceSchema<ServiceSettingSchema, DataStoresMethods, V
 			async handler(this: This, ctx: Context<{ TemplateUuid: string }, Meta>) {
 				requireAdmin(ctx);
 				await this.catalog.deleteNodeTemplate(ctx.params.TemplateUuid);
+				audit(ctx, "template.delete", { target: "node template", targetUuid: ctx.params.TemplateUuid });
 				return { Success: true };
 			},
 		},
@@ -96,7 +100,9 @@ const TemplatesService: ServiceSchema<ServiceSettingSchema, DataStoresMethods, V
 			},
 			async handler(this: This, ctx: Context<{ Uuid?: string; Template?: Partial<MetaTemplate> }, Meta>) {
 				requireAdmin(ctx);
-				return { Template: await this.catalog.putMetaTemplate(ctx.params.Template ?? {}, ctx.params.Uuid) };
+				const Template = await this.catalog.putMetaTemplate(ctx.params.Template ?? {}, ctx.params.Uuid);
+				audit(ctx, "template.update", { target: `metadata template ${Template.Label}`, targetUuid: Template.Uuid });
+				return { Template };
 			},
 		},
 		deleteMeta: {
@@ -105,6 +111,7 @@ const TemplatesService: ServiceSchema<ServiceSettingSchema, DataStoresMethods, V
 			async handler(this: This, ctx: Context<{ TemplateUuid: string }, Meta>) {
 				requireAdmin(ctx);
 				await this.catalog.deleteMetaTemplate(ctx.params.TemplateUuid);
+				audit(ctx, "template.delete", { target: "metadata template", targetUuid: ctx.params.TemplateUuid });
 				return { Success: true };
 			},
 		},

@@ -152,4 +152,15 @@ describe("HTTP: node and metadata templates", function () {
 		assert.equal((await node.api("DELETE", `/a/templates/meta/${uuid}`, undefined, admin)).status, 404);
 		assert.deepEqual((await node.api("GET", "/a/templates/meta", undefined, alice)).body.Templates.map((t: { Label: string }) => t.Label), ["Plain"]);
 	});
+
+	it("leaves an audit trail of template changes", async () => {
+		let found: { Msg?: string }[] = [];
+		for (let i = 0; i < 20 && !found.length; i++) {
+			const r = await node.api("POST", "/a/log/audit", { Query: "+MsgId:template.delete", Size: 50 }, admin);
+			assert.equal(r.status, 200, r.text);
+			found = (r.body.Logs ?? []).filter((l: { Msg?: string }) => /admin deleted template/.test(l.Msg ?? ""));
+			if (!found.length) await new Promise((res) => setTimeout(res, 100));
+		}
+		assert.ok(found.length >= 2, "template deletions are audited");
+	});
 });
