@@ -18,7 +18,8 @@ export const MAX_TEMPLATE_ENTRIES = 2000;
 
 export interface SnapshotDeps {
 	index: TreeIndex;
-	datasource: (name: string) => Promise<DatasourceHandle>;
+	/** The datasource's store, and its configuration (an encrypted one's content never leaves it in clear). */
+	datasource: (name: string) => Promise<DatasourceHandle & { config?: { EncryptionMode?: string } }>;
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
@@ -44,6 +45,8 @@ export async function snapshotNode(
 	const total = docs.reduce((n, d) => n + (d.type === "LEAF" ? d.size : 0), 0);
 	if (total > MAX_TEMPLATE_BYTES) throw new BadRequestError(`A template holds at most ${MAX_TEMPLATE_BYTES} bytes (${total} under ${root.name})`);
 	const ds = await deps.datasource(root.ds);
+	// A template's bytes are kept in the SQL store as they are: content encrypted at rest is not copied out clear.
+	if ((ds.config?.EncryptionMode ?? "CLEAR") !== "CLEAR") throw new BadRequestError(`${root.name} is in an encrypted datasource: node templates are kept unencrypted, so they cannot be made from it`);
 	const entries: NodeTemplateEntry[] = [];
 	let size = 0;
 	for (const d of docs) {

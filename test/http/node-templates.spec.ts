@@ -120,6 +120,18 @@ describe("HTTP: node and metadata templates", function () {
 		assert.equal(used.status, 404, used.text);
 	});
 
+	it("refuses a node of an encrypted datasource: its bytes are not copied out in clear", async () => {
+		assert.equal((await node.api("POST", "/a/config/encryption/create", { KeyID: "tplkey", Label: "k" }, admin)).status, 200);
+		const ds = await node.api("POST", "/a/config/datasource/vault", { StorageType: "LOCAL", StorageConfiguration: { folder: "vault" }, FlatStorage: true, EncryptionMode: "MASTER", EncryptionKey: "tplkey" }, admin);
+		assert.equal(ds.status, 200, ds.text);
+		const ws = await node.api("PUT", "/a/workspace/vault", { Label: "vault", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { "DATASOURCE:vault": { Uuid: "DATASOURCE:vault", Path: "vault" } } }, admin);
+		assert.equal(ws.status, 200, ws.text);
+		await put("vault/secret.txt", "classified");
+		const r = await node.api("POST", "/a/templates/node", { RefNodeUuid: await uuidOf("vault/secret.txt") }, admin);
+		assert.equal(r.status, 400, r.text);
+		assert.match(r.body.Title, /encrypted/);
+	});
+
 	it("keeps metadata templates: named sets of existing namespaces, admin writes, anyone logged in reads", async () => {
 		const ns = await node.api("PUT", "/a/user-meta/namespace", { Operation: "PUT", Namespaces: [{ Namespace: "usermeta-client", Label: "Client" }, { Namespace: "usermeta-stage", Label: "Stage" }] }, admin);
 		assert.equal(ns.status, 200, ns.text);
