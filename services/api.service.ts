@@ -3,6 +3,7 @@
  * decodes Cells JSON requests and encodes responses once, at the edge (lib/cells/codec), resolves the caller's
  * credentials (auth.resolve, cached) and enforces IP bans and the REST security policies before any action runs.
  * Consumes: `identity.changed`, `token.revoked` (clear the credential cache), `policy.changed` (reload policies),
+ * `config.changed` (empties the response cache, re-reads the upload limit: `config.get` core.uploader),
  * `tree.changed`, `usermeta.changed`, `versions.changed` and `datasources.changed` (drop cached reads and store handles).
  * Serves the LOCAL datasources this node holds to the other nodes at /_peer/store/ (signed with the cluster
  * secret; lib/peers/server) and announces its address for them as `peerUrl` in the node's metadata.
@@ -24,6 +25,8 @@ import { triesCredentials } from "../lib/gateway/credential-routes";
 import { isScoped, scopedRouteAllowed } from "../lib/gateway/scoped-tokens";
 import { applyServerTimeouts, bodyDeadline } from "../lib/gateway/timeouts";
 import { ResponseCache, cacheKey, cacheableRequest } from "../lib/gateway/response-cache";
+import { CachedConfig } from "../lib/config-tree/cached";
+import { UPLOADER_CONFIG_PATH, uploadMaxFromConfig } from "../lib/config-tree/schemas";
 import { parseSize, readBody, parseJsonBody } from "../lib/gateway/read-json";
 import { IoGateway } from "../lib/io/gateway";
 import { isS3Request } from "../lib/io/request";
@@ -31,7 +34,7 @@ import { S3Error, errorResponse } from "../lib/io/xml";
 import type { GatewayReadiness } from "../lib/gateway/readiness";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import { derivedKey } from "../lib/auth/jwt";
-import { call, type ActivityPosted, type IdentityChange, type TokenRevoked, type TreeChange } from "../lib/contracts";
+import { call, type ActivityPosted, type ConfigChange, type IdentityChange, type TokenRevoked, type TreeChange } from "../lib/contracts";
 import { EventSocket } from "../lib/gateway/websocket";
 import { PublicPages } from "../lib/web/public-page";
 import { PeerStoreServer } from "../lib/peers/server";
@@ -170,6 +173,11 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		// Listings show what the caller follows (`user_subscriptions`).
 		"activity.subscribed"(this: GatewayThis) {
 			this.responses.clear();
+		},
+		// Answers built from the configuration tree (bootconf's title) follow it at once.
+		"config.changed"(this: GatewayThis, ctx: Context<ConfigChange>) {
+			this.responses.clear();
+			this.uploadLimit.changed(ctx.params.Path);
 		},
 		// Stats and listings show the user metadata of their nodes.
 		"usermeta.changed"(this: GatewayThis) {
@@ -385,6 +393,9 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		server.removeAllListeners("request");
 		server.on("request", (req: Req, res: ServerResponse) => this.onRequest(req, res, handler));
 		applyServerTimeouts(server, now.idleTimeout * 1000);
+		// Read again after a `config.changed` that touches it; without a config service, no limit.
+		const hasConfig = () => (this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("config");
+		this.uploadLimit = new CachedConfig(UPLOADER_CONFIG_PATH, async (path) => (hasConfig() ? call(this.broker, "config.get", { Path: path }) : null), uploadMaxFromConfig);
 		this.io = new IoGateway({
 			identity: (token, ip) => this.resolveIdentity(token, ip),
 			call: (action, params, user) => call(this.broker, action, params, { meta: { user } }),
@@ -397,6 +408,9 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 				return !!snapshot && this.access.isBlocked(snapshot, ip);
 			},
 			log: (line) => requestLogger(line),
+			// A limit that cannot be read (no config node answering) does not stop uploads: it bounds sizes, it
+			// grants no access; the next upload reads it again.
+			maxUploadSize: () => this.uploadLimit.get().catch(() => 0),
 		});
 		// The public link page (/public/<hash>) and the web front end's files (/web/assets/…).
 		this.web = new PublicPages({ publicLink: (hash) => call(this.broker, "share.publicLink", { hash }, { timeout: cfg.requestTimeout }), log: (line) => this.logger.warn(line) });
@@ -456,6 +470,7 @@ interface GatewayVars extends GatewayReadiness {
 	io: IoGateway;
 	web: PublicPages;
 	responses: ResponseCache;
+	uploadLimit: CachedConfig<number>;
 	bodyLimit: number;
 	bodyTimeoutMs: number;
 	addresses: ClientAddress;

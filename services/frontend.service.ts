@@ -4,13 +4,16 @@
  * plugins manifest (`GET /frontend/plugins/{Lang}`) and the admin console's menu (`GET /frontend/settings-menu`),
  * both listing what the cluster's running services offer, and the enterprise login helpers
  * `GET /frontend/auth/state` and `GET /frontend/login/connectors`. Stateless: it owns no data.
- * Consumes (calls): `workspaces.accessible` {roles} -> [{UUID, Slug, Label, Description, Scope, Access}].
+ * Consumes (calls): `workspaces.accessible` {roles} -> [{UUID, Slug, Label, Description, Scope, Access}];
+ * `config.get` frontend/plugin/core.pydio (APPLICATION_TITLE in bootconf), kept until a `config.changed` touching it.
  * Emits nothing.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Meta } from "../lib/auth/identity";
 import { checkIdentifier } from "../lib/identity/validate";
-import { buildBootConf, APPLICATION_TITLE } from "../lib/frontend/bootconf";
+import { buildBootConf, APPLICATION_TITLE, CORE_CONFIG_PATH, titleFromConfig } from "../lib/frontend/bootconf";
+import { CachedConfig } from "../lib/config-tree/cached";
+import type { ConfigChange } from "../lib/contracts";
 import { buildStateXml, type AccessibleWorkspace } from "../lib/frontend/state";
 import { call } from "../lib/contracts";
 import { messagesFor, resolveLanguage } from "../lib/frontend/i18n";
@@ -30,9 +33,12 @@ interface FrontendMethods {
 	runningServices(): Set<string>;
 }
 type Settings = ServiceSettingSchema & { rest: string };
-type FrontendThis = Service<Settings> & FrontendMethods;
+interface FrontendVars {
+	core: CachedConfig<string | undefined>;
+}
+type FrontendThis = Service<Settings> & FrontendMethods & FrontendVars;
 
-const FrontendService: ServiceSchema<Settings, FrontendMethods, object> = {
+const FrontendService: ServiceSchema<Settings, FrontendMethods, FrontendVars> = {
 	name: "frontend",
 	settings: { rest: "/" },
 	actions: {
@@ -41,8 +47,8 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, object> = {
 			httpCache: true,
 			retryPolicy: { enabled: true },
 			params: {},
-			handler(this: FrontendThis, ctx: Context<Record<string, unknown>, Meta>): string {
-				const conf = buildBootConf({ logged: !!ctx.meta.user, validMailer: this.mailerAvailable() });
+			async handler(this: FrontendThis, ctx: Context<Record<string, unknown>, Meta>): Promise<string> {
+				const conf = buildBootConf({ logged: !!ctx.meta.user, validMailer: this.mailerAvailable(), title: await this.core.get().catch(() => undefined) });
 				// A free-form JSON document, not the spec's JsonData map: written as is, not re-encoded.
 				ctx.meta.$responseType = "application/json; charset=utf-8";
 				return JSON.stringify(conf);
@@ -136,6 +142,16 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, object> = {
 			if (!Array.isArray(list)) throw new Error("workspaces.accessible did not answer a list");
 			return list;
 		},
+	},
+	events: {
+		"config.changed"(this: FrontendThis, ctx: Context<ConfigChange>) {
+			this.core.changed(ctx.params.Path);
+		},
+	},
+	created(this: FrontendThis) {
+		// A cluster without a config service boots with Cellar's defaults.
+		const hasConfig = () => (this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("config");
+		this.core = new CachedConfig(CORE_CONFIG_PATH, async (path) => (hasConfig() ? call(this.broker, "config.get", { Path: path }) : null), titleFromConfig);
 	},
 };
 

@@ -9,13 +9,17 @@
  * Calls: tree.shareNode / createCellRoot / setNodeMeta, acl.*, roles.getMany, users.byUuid / authInfo /
  * createHidden / deleteHidden. Emits `share.changed` {Uuid, Scope, Action, OwnerUuid, Members, Roots} and
  * `identity.changed` {kind: "workspace"} after every change (gateways and resolvers drop cached rights).
+ * Reads `config.get` frontend/plugin/action.share (the server-wide link and sharing policies, which role parameters
+ * override), kept until it consumes a `config.changed` that touches it.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { WorkspacesRepo } from "../lib/db/workspaces";
 import { ShareLinksRepo } from "../lib/db/share-links";
 import { ShareManager } from "../lib/share/manager";
-import type { CellIn, PutLinkIn } from "../lib/share/model";
+import { SETTINGS_CONFIG_PATH, settingsFromConfig, type CellIn, type PutLinkIn, type ShareSettings } from "../lib/share/model";
+import { CachedConfig } from "../lib/config-tree/cached";
+import type { ConfigChange } from "../lib/contracts";
 import type { Identity, Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser, type ResourcePolicy } from "../lib/identity/resource-policy";
 import { broadcast, call } from "../lib/contracts";
@@ -24,6 +28,7 @@ import { buildAuditReport, type AuditSharesRequest } from "../lib/share/audit";
 
 interface Vars extends DatabaseVars {
 	links: ShareLinksRepo;
+	configured: CachedConfig<ShareSettings>;
 }
 interface Methods {
 	manager(ctx: Context<unknown, Meta>): ShareManager;
@@ -201,9 +206,20 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					await broadcast(ctx, "share.changed", change);
 				},
 				publicBase: () => (process.env.PUBLIC_BASEURI ?? "/public").replace(/\/+$/, ""),
+				configured: () => this.configured.get(),
 				now: () => Math.floor(Date.now() / 1000),
 			});
 		},
+	},
+	events: {
+		"config.changed"(this: This, ctx: Context<ConfigChange>) {
+			this.configured.changed(ctx.params.Path);
+		},
+	},
+	created(this: This) {
+		// Without a config service in this cluster, Cells' defaults apply.
+		const hasConfig = () => (this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("config");
+		this.configured = new CachedConfig(SETTINGS_CONFIG_PATH, async (path) => (hasConfig() ? call(this.broker, "config.get", { Path: path }) : null), settingsFromConfig);
 	},
 	async started(this: This) {
 		this.links = new ShareLinksRepo(this.db);

@@ -11,7 +11,7 @@
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
-import { LeasesRepo, NodesRepo } from "../lib/db";
+import { LeasesRepo, NodesRepo, TemplatesRepo } from "../lib/db";
 import { PeriodicLease } from "../lib/cluster/periodic";
 import { importNedbNodes } from "../lib/db/nodes-import";
 import { loadConfig } from "../lib/config";
@@ -111,7 +111,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			params: { Nodes: nodeList, Recursive: { type: "boolean", optional: true }, TemplateUUID: { type: "string", optional: true, max: 128 } },
 			async handler(ctx: Context<{ Nodes: NodeIn[]; Recursive?: boolean; TemplateUUID?: string }, Meta>) {
 				const user = requireUser(ctx);
-				return { Children: await acting.run(user.Login, () => createNodes(this.recycleDeps(user.Login), user, ctx.params.Nodes, ctx.params.Recursive ?? false, ctx.params.TemplateUUID)) };
+				return { Children: await acting.run(user.Login, () => createNodes(this.recycleDeps(user.Login), user, ctx.params.Nodes, ctx.params.Recursive ?? false, ctx.params.TemplateUUID, new TemplatesRepo(this.db))) };
 			},
 		},
 		remove: {

@@ -13,7 +13,9 @@ export type AuditAction =
 	| "acl.update"
 	| "acl.delete"
 	| "node.delete"
-	| "share.changed";
+	| "share.changed"
+	| "template.update"
+	| "template.delete";
 
 export interface AuditEntry {
 	action: AuditAction;

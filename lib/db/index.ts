@@ -180,3 +180,4 @@ export { MailQueueRepo, type QueuedMail, type NewQueuedMail, type MailStatus } f
 export { LogsRepo, type LogCursor } from "./logs";
 export { ActivityRepo, type ActivityEntry, type SubscriptionRecord } from "./activity";
 export { ConfigRepo, type ConfigLeaf } from "./config";
+export { TemplatesRepo } from "./templates";

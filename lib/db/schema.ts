@@ -469,6 +469,38 @@ export interface ConfigEntriesTable {
 	updated_at: number;
 }
 
+/** An admin-made node template (lib/templates/nodes). */
+export interface NodeTemplatesTable {
+	uuid: string;
+	label: string;
+	type: "LEAF" | "COLLECTION";
+	name: string;
+	size: number;
+	policies: string;
+	created_by: string;
+	created_at: number;
+}
+
+/** One file or folder of a node template, its bytes copied in. */
+export interface NodeTemplateEntriesTable {
+	template_uuid: string;
+	path: string;
+	type: "LEAF" | "COLLECTION";
+	size: number;
+	etag: string;
+	data: Buffer | null;
+}
+
+/** A metadata template (PUT /a/templates/meta). */
+export interface MetaTemplatesTable {
+	uuid: string;
+	label: string;
+	namespace: string;
+	meta: string;
+	policies: string;
+	updated_at: number;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -506,6 +538,9 @@ export interface Database {
 	search_names: SearchNamesTable;
 	search_text: SearchTextTable;
 	config_entries: ConfigEntriesTable;
+	node_templates: NodeTemplatesTable;
+	node_template_entries: NodeTemplateEntriesTable;
+	meta_templates: MetaTemplatesTable;
 }
 
 export type TableName = keyof Database;

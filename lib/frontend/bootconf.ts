@@ -14,6 +14,8 @@ export interface BootConfOptions {
 	clientTimeoutMinutes?: number;
 	/** Minutes before that end when the client warns (Cells' CLIENT_TIMEOUT_WARN, default 3). */
 	clientTimeoutWarning?: number;
+	/** The configured APPLICATION_TITLE (configuration tree frontend/plugin/core.pydio); Cellar's name without. */
+	title?: string;
 	now?: Date;
 }
 
@@ -69,7 +71,7 @@ export function buildBootConf(opts: BootConfOptions): BootConf {
 		zipEnabled: true,
 		multipleFilesDownloadEnabled: true,
 		customWording: {
-			title: APPLICATION_TITLE,
+			title: opts.title || APPLICATION_TITLE,
 			icon: "",
 			iconBinary: "",
 			loginTitle: MESSAGES_EN["ajax_gui.login.title"],
@@ -102,4 +104,13 @@ export function buildBootConf(opts: BootConfOptions): BootConf {
 			PackagingInfo: opts.logged ? [`${APPLICATION_TITLE} ${pkg.version} on Node.js ${process.version.slice(1)}`] : [],
 		},
 	};
+}
+
+/** Where the configuration tree keeps the core front-end settings (APPLICATION_TITLE). */
+export const CORE_CONFIG_PATH = "frontend/plugin/core.pydio";
+
+/** The configured application title, if any (a string of the core plugin's configuration). */
+export function titleFromConfig(value: unknown): string | undefined {
+	const t = value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>).APPLICATION_TITLE : undefined;
+	return typeof t === "string" && t.trim() ? t.trim() : undefined;
 }

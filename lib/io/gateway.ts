@@ -6,6 +6,7 @@ import type { Located, Prepared, UserCaller } from "../contracts";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { pipeline } from "node:stream/promises";
+import { Transform } from "node:stream";
 import { lookup as mimeLookup } from "mime-types";
 import type { Identity } from "../auth/identity";
 import type { ObjectStore } from "../storage/types";
@@ -53,6 +54,8 @@ export interface IoDeps {
 	/** Addresses refused whatever their credentials (the administrators' blacklist). */
 	banned(ip: string): boolean;
 	log(line: string): void;
+	/** The largest object an upload may make, in bytes (configuration tree core.uploader UPLOAD_MAX_SIZE); 0: none. */
+	maxUploadSize?(): Promise<number>;
 }
 
 interface Upload extends Prepared {
@@ -89,8 +92,32 @@ async function checkRoom(store: ObjectStore, size: number | undefined): Promise<
 	if (size > free) throw new S3Error("EntityTooLarge", `${size} bytes do not fit: the datasource's storage has ${free} bytes left`);
 }
 
+/** Refuses an object larger than the configured upload limit. */
+function checkLimit(size: number | undefined, max: number): void {
+	if (max > 0 && size !== undefined && size > max) throw new S3Error("EntityTooLarge", `Uploads are limited to ${max} bytes (this one has ${size})`, { ProposedSize: String(size), MaxSizeAllowed: String(max) });
+}
+
+/** Counts a body of unannounced length, and fails it (nothing stored: puts are atomic) past the upload limit. */
+function limited(body: NodeJS.ReadableStream, max: number): NodeJS.ReadableStream {
+	if (max <= 0) return body;
+	let seen = 0;
+	const guard = new Transform({
+		transform(chunk: Buffer, _enc, cb) {
+			seen += chunk.length;
+			if (seen > max) return cb(new S3Error("EntityTooLarge", `Uploads are limited to ${max} bytes`, { MaxSizeAllowed: String(max) }));
+			cb(null, chunk);
+		},
+	});
+	body.on("error", (e) => guard.destroy(e));
+	return body.pipe(guard);
+}
+
 export class IoGateway {
 	constructor(private readonly deps: IoDeps) {}
+
+	private async uploadLimit(): Promise<number> {
+		return this.deps.maxUploadSize ? await this.deps.maxUploadSize() : 0;
+	}
 
 	async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
 		const requestId = randomBytes(8).toString("hex").toUpperCase();
@@ -236,9 +263,11 @@ export class IoGateway {
 				const checksum = requestChecksum(req.headers, s3.payload);
 				contentMd5(req.headers);
 				const store = await this.deps.store(up.ds);
+				const max = await this.uploadLimit();
+				checkLimit(s3.payload.objectSize, max);
 				await checkRoom(store, s3.payload.objectSize);
 				const decoded = req.pipe(createBodyDecoder(s3.payload, verified, { checksum }));
-				const body = withContentMd5(decoded, req.headers);
+				const body = limited(withContentMd5(decoded, req.headers), max);
 				const part = await store.putPart(up.s, s3.partNumber ?? 0, body, s3.payload.objectSize);
 				res.writeHead(200, { ETag: part.etag, ...checkedChecksumHeader(checksum, decoded) });
 				return void res.end();
@@ -262,6 +291,16 @@ export class IoGateway {
 				const up = this.upload(s3, user, key);
 				const parts = parseCompleteMultipartUpload(await readSmallBody(req));
 				const store = await this.deps.store(up.ds);
+				const max = await this.uploadLimit();
+				if (max > 0) {
+					// The parts the client names, as stored: a file past the limit is refused and its upload dropped.
+					const sizes = new Map((await store.listParts(up.s)).map((p) => [p.partNumber, p.size]));
+					const total = parts.reduce((n, p) => n + (sizes.get(p.PartNumber) ?? 0), 0);
+					if (total > max) {
+						await store.abortMultipart(up.s).catch(() => undefined);
+						checkLimit(total, max);
+					}
+				}
 				const done = await store.completeMultipart(up.s, parts.map((p) => ({ partNumber: p.PartNumber, etag: p.ETag })));
 				await this.deps.call("tree.commitWrite", { ds: up.ds, path: up.path, uuid: up.uuid, key: up.key, size: done.size, etag: done.md5 ?? unquoteETag(done.etag), headers: up.h }, user);
 				if (up.t) await storeTags(this.deps, key, user, up.t);
@@ -417,6 +456,8 @@ export class IoGateway {
 		const checksum = requestChecksum(req.headers, s3.payload);
 		// A malformed Content-MD5 is refused before anything is written; a wrong one when the body has arrived.
 		contentMd5(req.headers);
+		const max = await this.uploadLimit();
+		checkLimit(s3.payload.objectSize, max);
 		if (s3.payload.objectSize !== undefined) {
 			// Before prepareWrite, which makes the missing folders: a refused upload leaves nothing.
 			const where = await this.deps.call("tree.locate", { Path: key, need: "write" }, user);
@@ -426,7 +467,7 @@ export class IoGateway {
 		const store = await this.deps.store(w.ds);
 		const decoded = req.pipe(createBodyDecoder(s3.payload, verified, { checksum }));
 		req.on("error", (e) => decoded.destroy(e));
-		const body = withContentMd5(decoded, req.headers);
+		const body = limited(withContentMd5(decoded, req.headers), max);
 		const written = await store.put(w.key, body, { size: s3.payload.objectSize, contentType: s3.contentType });
 		await this.deps.call("tree.commitWrite", { ds: w.ds, path: w.path, uuid: w.uuid, key: w.key, size: written.size, etag: written.md5, headers: stored }, user);
 		if (s3.tagging) await storeTags(this.deps, key, user, s3.tagging);

@@ -52,6 +52,8 @@ const AUDIT_TEXT: Record<AuditEntry["action"], string> = {
 	"acl.delete": "removed permissions on",
 	"node.delete": "deleted",
 	"share.changed": "changed share",
+	"template.update": "saved template",
+	"template.delete": "deleted template",
 };
 
 /** The sentence an audit entry shows as its Msg. */

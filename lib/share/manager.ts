@@ -67,6 +67,8 @@ export interface ShareDeps {
 	changed(change: ShareChange): Promise<void>;
 	/** The public base of link URLs ("/public" unless configured). */
 	publicBase(): string;
+	/** The server-wide share settings (configuration tree), which role parameters override; Cells' defaults without. */
+	configured?(): Promise<ShareSettings>;
 	now(): number;
 }
 
@@ -99,7 +101,8 @@ export class ShareManager {
 
 	async settings(user: Identity): Promise<ShareSettings> {
 		const acls = await this.deps.acl.find({ RoleIDs: user.Roles });
-		return settingsFrom(acls.filter((a) => a.Action?.Name?.startsWith(SETTING_PREFIX)), user.Roles);
+		const base = this.deps.configured ? await this.deps.configured() : undefined;
+		return settingsFrom(acls.filter((a) => a.Action?.Name?.startsWith(SETTING_PREFIX)), user.Roles, base);
 	}
 
 	// ---------------------------------------------------------------- shared helpers

@@ -197,27 +197,43 @@ export const SETTING_PREFIX = "parameter:action.share:";
  * Settings from `parameter:action.share:<NAME>` ACLs of a role stack (roles in order, the last one setting a
  * name wins), over the defaults. Values are as Cells' role editor writes them: JSON (`true`, `3`, `"x"`) or bare.
  */
-export function settingsFrom(acls: { RoleID?: string; Action?: { Name?: string; Value?: string } }[], roles: string[]): ShareSettings {
-	const out: ShareSettings = { ...DEFAULT_SETTINGS };
-	const mutable = out as unknown as Record<string, boolean | number>;
+export function settingsFrom(acls: { RoleID?: string; Action?: { Name?: string; Value?: string } }[], roles: string[], base: ShareSettings = DEFAULT_SETTINGS): ShareSettings {
+	const out: ShareSettings = { ...base };
 	for (const role of roles) {
 		for (const a of acls) {
 			if (a.RoleID !== role || !a.Action?.Name?.startsWith(SETTING_PREFIX)) continue;
-			const name = a.Action.Name.slice(SETTING_PREFIX.length);
-			if (!(name in DEFAULT_SETTINGS)) continue;
 			let v: unknown = a.Action.Value ?? "";
 			try {
 				v = JSON.parse(String(v));
 			} catch {
 				// a bare string
 			}
-			if (typeof DEFAULT_SETTINGS[name as keyof ShareSettings] === "boolean") mutable[name] = v === true || v === "true" || v === 1 || v === "1";
-			else {
-				const n = Number(v);
-				if (Number.isFinite(n) && n >= 0) mutable[name] = Math.floor(n);
-			}
+			setSetting(out, a.Action.Name.slice(SETTING_PREFIX.length), v);
 		}
 	}
+	return out;
+}
+
+function setSetting(out: ShareSettings, name: string, v: unknown): void {
+	if (!(name in DEFAULT_SETTINGS)) return;
+	const mutable = out as unknown as Record<string, boolean | number>;
+	if (typeof DEFAULT_SETTINGS[name as keyof ShareSettings] === "boolean") mutable[name] = v === true || v === "true" || v === 1 || v === "1";
+	else {
+		const n = Number(v);
+		if (Number.isFinite(n) && n >= 0) mutable[name] = Math.floor(n);
+	}
+}
+
+/** Where the configuration tree keeps the server-wide share settings (Cells' plugin configuration). */
+export const SETTINGS_CONFIG_PATH = "frontend/plugin/action.share";
+
+/**
+ * The server-wide defaults: the configuration tree's `frontend/plugin/action.share` over Cells' defaults. Role
+ * parameters then override these, as in Cells where the plugin configuration is the default of a role parameter.
+ */
+export function settingsFromConfig(value: unknown): ShareSettings {
+	const out: ShareSettings = { ...DEFAULT_SETTINGS };
+	if (value && typeof value === "object" && !Array.isArray(value)) for (const [k, v] of Object.entries(value)) setSetting(out, k, v);
 	return out;
 }
 

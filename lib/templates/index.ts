@@ -1,4 +1,5 @@
-// The document templates offered by "New document" (GET /a/templates, POST /a/tree/create with TemplateUUID):
+// The built-in document templates offered by "New document" (GET /a/templates, POST /a/tree/create with
+// TemplateUUID; the node templates admins make are in ./nodes and ./catalog):
 // empty files of the usual office formats, generated in code and built once per process. They are the same
 // bytes on every node, so the size and md5 listed by one node are those of the file another node creates.
 import { createHash } from "node:crypto";
