@@ -20,6 +20,7 @@ import type { Identity, Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser, type ResourcePolicy } from "../lib/identity/resource-policy";
 import { broadcast, call } from "../lib/contracts";
 import type { ACL } from "../lib/acl/model";
+import type { LinkOp } from "../lib/contracts/share";
 import { buildAuditReport, type AuditSharesRequest } from "../lib/share/audit";
 
 interface Vars extends DatabaseVars {
@@ -161,8 +162,8 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		linkAccess: {
-			params: { login: { type: "string", max: 255 }, op: { type: "enum", values: ["download", "upload", "visit"] } },
-			async handler(this: This, ctx: Context<{ login: string; op: "download" | "upload" | "visit" }, Meta>) {
+			params: { login: { type: "string", max: 255 }, op: { type: "enum", values: ["download", "save", "upload", "visit"] } },
+			async handler(this: This, ctx: Context<{ login: string; op: LinkOp }, Meta>) {
 				return this.manager(ctx).linkAccess(ctx.params.login, ctx.params.op);
 			},
 		},

@@ -13,7 +13,7 @@ import type { LinkRecord, ShareLinksRepo } from "../db/share-links";
 import type { Role } from "../identity/roles";
 import type { PublicUser } from "../identity/users";
 import type { ShareNode } from "../contracts/tree";
-import type { PublicLinkInfo, ShareChange } from "../contracts/share";
+import type { LinkOp, PublicLinkInfo, ShareChange } from "../contracts/share";
 import {
 	actionsToPermissions,
 	checkCustomHash,
@@ -558,12 +558,14 @@ export class ShareManager {
 	 * A link user's access at the /io gateway: refused once the link expired (or before it starts); a download is
 	 * counted, atomically, and refused once the limit is reached. Other users pass, nothing counted.
 	 */
-	async linkAccess(login: string, op: "download" | "upload" | "visit"): Promise<{ Link: boolean; CurrentDownloads?: number }> {
+	async linkAccess(login: string, op: LinkOp): Promise<{ Link: boolean; CurrentDownloads?: number }> {
 		const record = await this.deps.links.byUserLogin(login);
 		if (!record) return { Link: false };
 		const status = linkStatus({ ...record, downloadLimit: 0 }, this.deps.now());
 		if (status !== "ok") throw new ForbiddenError(STATUS_MESSAGES[status], `link.${status}`);
-		if (op !== "download") return { Link: true };
+		// A preview-only link (Permissions without Download) shows its files inline, never as a file to save or a zip.
+		if (op === "save" && record.extra.DownloadDisabled) throw new ForbiddenError("This link allows previews only: its files cannot be downloaded", "link.download.disabled");
+		if (op !== "download" && op !== "save") return { Link: true };
 		const outcome = await this.deps.links.countDownload(login);
 		if (outcome === "exhausted") throw new ForbiddenError(STATUS_MESSAGES.exhausted, "link.exhausted");
 		if (outcome === "unknown") throw new ForbiddenError(STATUS_MESSAGES.unknown, "link.unknown");
