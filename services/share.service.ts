@@ -14,7 +14,8 @@ import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "mole
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { WorkspacesRepo } from "../lib/db/workspaces";
 import { ShareLinksRepo } from "../lib/db/share-links";
-import { ShareManager } from "../lib/share/manager";
+import { ShareManager, type Invitation } from "../lib/share/manager";
+import { invitationMails } from "../lib/share/invitations";
 import type { CellIn, PutLinkIn } from "../lib/share/model";
 import type { Identity, Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser, type ResourcePolicy } from "../lib/identity/resource-policy";
@@ -28,6 +29,7 @@ interface Vars extends DatabaseVars {
 }
 interface Methods {
 	manager(ctx: Context<unknown, Meta>): ShareManager;
+	invite(invitation: Invitation): Promise<void>;
 }
 type This = Service & Vars & Methods;
 
@@ -155,9 +157,9 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		minisiteLogin: {
-			params: { login: { type: "string", max: 255 }, hash: { type: "string", optional: true, max: 1024 } },
-			async handler(this: This, ctx: Context<{ login: string; hash?: string }, Meta>) {
-				await this.manager(ctx).minisiteLogin(ctx.params.login, ctx.params.hash);
+			params: { login: { type: "string", max: 255 }, hash: { type: "string", optional: true, max: 1024 }, target: { type: "string", optional: true, max: 255 } },
+			async handler(this: This, ctx: Context<{ login: string; hash?: string; target?: string }, Meta>) {
+				await this.manager(ctx).minisiteLogin(ctx.params.login, ctx.params.hash, ctx.params.target);
 				return { Ok: true as const };
 			},
 		},
@@ -201,9 +203,25 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					await broadcast(ctx, "identity.changed", { kind: "workspace", uuid: change.Uuid });
 					await broadcast(ctx, "share.changed", change);
 				},
+				invite: (invitation) => {
+					void this.invite(invitation).catch((e: unknown) => this.logger.warn(`Share invitation mail not queued: ${(e as Error).message}`));
+				},
 				publicBase: () => (process.env.PUBLIC_BASEURI ?? "/public").replace(/\/+$/, ""),
 				now: () => Math.floor(Date.now() / 1000),
 			});
+		},
+		/** Queues the invitation mails through `mailer.queue` (a recipient without email is skipped there). */
+		async invite(this: This, invitation: Invitation): Promise<void> {
+			if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("mailer")) return;
+			const inviter = await call(this.broker, "users.byUuid", { uuid: invitation.inviter.Uuid }).catch(() => null);
+			for (const mail of invitationMails(invitation, inviter?.Attributes?.displayName || invitation.inviter.Login)) {
+				const out = await call(this.broker, "mailer.queue", mail).catch((e: unknown) => {
+					// 400: none of the recipients has an email address.
+					if ((e as { code?: number }).code === 400) return null;
+					throw e;
+				});
+				if (out?.ids.length) this.logger.info(`${invitation.inviter.Login}: ${out.ids.length} ${mail.templateId} invitation(s) queued`);
+			}
 		},
 	},
 	async started(this: This) {

@@ -66,5 +66,5 @@ export interface ShareInternalActions {
 	 */
 	"share.linkAccess": { params: { login: string; op: LinkOp }; result: { Link: boolean; CurrentDownloads?: number } };
 	/** Internal, for the login: may the hidden user `login` log in on the minisite of `hash`? Throws 401 otherwise. */
-	"share.minisiteLogin": { params: { login: string; hash?: string }; result: { Ok: true } };
+	"share.minisiteLogin": { params: { login: string; hash?: string; target?: string }; result: { Ok: true } };
 }
