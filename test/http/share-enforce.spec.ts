@@ -99,6 +99,11 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 		const saved = await io("GET", `${i.RootPath}/photo.txt?response-content-disposition=${encodeURIComponent("attachment; filename=photo.txt")}`, jwt);
 		assert.equal(saved.status, 403);
 		assert.match(await saved.text(), /previews only/);
+		// A file no page can preview is not handed out either, whatever type the request asks to see it as.
+		const bin = await fetch(`${node.url}/io/personal-files/preview/tool.bin`, { method: "PUT", headers: { "X-Pydio-Bearer": alice.token, "Content-Type": "application/octet-stream" }, body: "binary" });
+		assert.equal(bin.status, 200);
+		assert.equal((await io("GET", `${i.RootPath}/tool.bin`, jwt)).status, 403);
+		assert.equal((await io("GET", `${i.RootPath}/tool.bin?response-content-type=text%2Fplain`, jwt)).status, 403);
 		const sel = await node.api("POST", "/a/tree/selection", { Nodes: [{ Path: `${i.RootPath}/photo.txt` }] }, jwt);
 		assert.equal(sel.status, 200, sel.text);
 		const zip = await io("GET", `${String(i.RootPath).split("/")[0]}/selection-${sel.body.SelectionUUID}.zip`, jwt);
