@@ -566,6 +566,9 @@ export class ShareManager {
 			if (n && place) {
 				info.RootPath = place.Path;
 				info.RootIsFile = n.Type === "LEAF";
+			} else if (info.Status === "ok") {
+				// The shared node is gone (deleted, or in a recycle bin): the page says the link no longer opens.
+				return { Status: "unknown", Hash: hash };
 			}
 		}
 		return info;

@@ -122,8 +122,10 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 		assert.equal((await io("GET", "gone/old.txt", bob.token)).status, 404);
 		assert.equal((await node.api("POST", "/a/tree/stats", { NodePaths: ["gone/*"] }, bob.token)).status, 404);
 		assert.equal((await io("GET", `${i.RootPath}/old.txt`, jwt)).status, 404);
+		assert.equal((await info(i.Hash)).Status, "unknown", "the page says the link no longer opens");
 		// Restored, it is shared again.
 		assert.equal((await node.api("POST", "/a/tree/restore", { Nodes: [{ Path: "personal-files/recycle_bin/gone" }] }, alice.token)).status, 200);
 		await until("the restored share", async () => ((await io("GET", "gone/old.txt", bob.token)).status === 200 ? true : undefined));
+		assert.equal((await info(i.Hash)).Status, "ok");
 	});
 });
