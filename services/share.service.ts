@@ -5,9 +5,11 @@
  * REST: PUT /share/cell, GET|DELETE /share/cell/:Uuid, PUT /share/link, GET|DELETE /share/link/:Uuid,
  * POST /share/resources, PUT /share/policies; enterprise audit GET /audit/data/reports, POST /audit/data/shares.
  * Internal: share.publicLink (the /public/<hash> page), share.minisiteLogin (auth: hidden users log in only on
- * their link's minisite), share.linkAccess (the /io gateway: link validity, downloads counted).
+ * their link's minisite, with a TargetUsers key when RestrictToTargetUsers), share.linkAccess (the /io gateway:
+ * link validity, downloads counted, attachments and zips refused on preview-only links).
  * Calls: tree.shareNode / createCellRoot / setNodeMeta, acl.*, roles.getMany, users.byUuid / authInfo /
- * createHidden / deleteHidden. Emits `share.changed` {Uuid, Scope, Action, OwnerUuid, Members, Roots} and
+ * createHidden / deleteHidden, and `mailer.queue` (not awaited by the answer): a cell's new members get the Cell
+ * template, the users a link is sent to (new TargetUsers) PublicFile / PublicFolder with their key (`?u=`). Emits `share.changed` {Uuid, Scope, Action, OwnerUuid, Members, Roots} and
  * `identity.changed` {kind: "workspace"} after every change (gateways and resolvers drop cached rights).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
