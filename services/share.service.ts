@@ -9,8 +9,9 @@
  * link validity, downloads counted, attachments and zips refused on preview-only links).
  * Calls: tree.shareNode / createCellRoot / setNodeMeta, acl.*, roles.getMany, users.byUuid / authInfo /
  * createHidden / deleteHidden, and `mailer.queue` (not awaited by the answer): a cell's new members get the Cell
- * template, the users a link is sent to (new TargetUsers) PublicFile / PublicFolder with their key (`?u=`). Emits `share.changed` {Uuid, Scope, Action, OwnerUuid, Members, Roots} and
- * `identity.changed` {kind: "workspace"} after every change (gateways and resolvers drop cached rights).
+ * template, the users a link is sent to (new TargetUsers) PublicFile / PublicFolder with their key (`?u=`).
+ * Emits `share.changed` {Uuid, Scope, Action, OwnerUuid, Members, Roots} and `identity.changed` {kind: "workspace"}
+ * after every change (gateways and resolvers drop cached rights).
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
