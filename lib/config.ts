@@ -72,6 +72,8 @@ export interface CellarConfig {
 	updateUrl?: string;
 	/** Days an activity stays in the feeds. */
 	activityRetentionDays: number;
+	/** Hours between activity digest mails (unread inbox activities mailed to users with an email); 0 = none. */
+	activityDigestHours: number;
 	/** Activities kept per feed (a node's, a user's inbox or outbox), the newest. */
 	activityMaxPerFeed: number;
 }
@@ -87,7 +89,7 @@ export const VARIABLES = [
 	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "SMTP_URL", "MAIL_RETRY_DELAY", "MAIL_MAX_ATTEMPTS", "PUBLIC_URL", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
 	"LOG_SHIP_LEVEL", "LOG_RETENTION_DAYS", "LOG_MAX_ROWS", "AUDIT_RETENTION_DAYS",
 	"BINARY_MAX_SIZE", "UPDATE_URL", "PEER_URL",
-	"ACTIVITY_RETENTION_DAYS", "ACTIVITY_MAX_PER_FEED",
+	"ACTIVITY_RETENTION_DAYS", "ACTIVITY_MAX_PER_FEED", "ACTIVITY_DIGEST_HOURS",
 ] as const;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -213,6 +215,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 		updateUrl,
 		activityRetentionDays: num("ACTIVITY_RETENTION_DAYS", 90, { min: 1 }),
 		activityMaxPerFeed: num("ACTIVITY_MAX_PER_FEED", 1000, { min: 1 }),
+		activityDigestHours: num("ACTIVITY_DIGEST_HOURS", 0, { min: 0, max: 24 * 366, integer: false }),
 	};
 	if (problems.length) throw new ConfigError(problems);
 	return config;

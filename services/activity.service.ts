@@ -2,14 +2,16 @@
  * activity — Cells' activity feeds (lib/activity): `POST /activity/stream` (a node's feed, a user's inbox or
  * outbox, unread counts, digests), `POST /activity/subscribe` and `POST /activity/subscriptions` (following
  * folders). Activities are kept in the SQL store (ActivityRepo), pruned every hour (ACTIVITY_RETENTION_DAYS,
- * ACTIVITY_MAX_PER_FEED) on one node of the cluster (lease `activity.prune`).
+ * ACTIVITY_MAX_PER_FEED) on one node of the cluster (lease `activity.prune`). Every ACTIVITY_DIGEST_HOURS (0: never),
+ * one node (lease `activity.digest`) mails users with an email their unread activities since their last digest
+ * (lib/activity/digest, template Digest through `mailer.queue`); internal `activity.digest` runs it now.
  * Consumes: `tree.read` (emitted: followers of "read" get a Read activity), `identity.changed` (an ACL given on a workspace to a user: a Share activity in their inbox), `share.changed` (a cell's members get a Share activity, once per cell), `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
  * replica — the one on the node that made the change, or every replica when that node runs none, the rows'
  * idempotency keys then keeping one copy).
  * Emits: `activity.posted` (broadcast) {items: [{ownerId, activity}]} for new inbox activities (websocket pushes),
  * `activity.subscribed` (broadcast) {UserId} after a subscription changes (gateways drop cached listings).
  * Internal: `activity.followed` {UserId, ObjectIds} (the tree's `user_subscriptions` meta).
- * Calls: `tree.visible`, `tree.uuidsAt`, `users.byLogin`, `users.authInfo`, `workspaces.accessible`.
+ * Calls: `tree.visible`, `tree.uuidsAt`, `users.byLogin`, `users.authInfo`, `workspaces.accessible`, `mailer.queue`.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
@@ -20,6 +22,7 @@ import type { Identity, Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { Feeds, type SearchSubscriptionsRequest, type ShareNotice, type StreamRequest } from "../lib/activity/feeds";
 import { Batcher } from "../lib/activity/batcher";
+import { sendDigests } from "../lib/activity/digest";
 import type { SubscriptionRecord } from "../lib/db/activity";
 import { broadcast, call, type IdentityChange, type TreeChange, type TreeRead } from "../lib/contracts";
 
@@ -93,6 +96,13 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 				return { Dropped: this.batcher.dropped };
 			},
 		},
+		// Internal: a digest run now, on this node (as the timer's, without the lease): how many users were mailed.
+		digest: {
+			params: {},
+			async handler(this: ActivityThis) {
+				return { Mailed: await this.digestRun() };
+			},
+		},
 		prune: {
 			params: {},
 			async handler(this: ActivityThis) {
@@ -143,6 +153,31 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			if (!info || info.Locked) return null;
 			return { Uuid: info.Uuid, Login: info.Login, Profile: info.Profile, GroupPath: info.GroupPath, Roles: info.Roles, TokenKind: "session", ExpiresAt: Math.floor(Date.now() / 1000) + 60 };
 		},
+		digestRun(this: ActivityThis): Promise<number> {
+			return sendDigests(
+				{
+					owners: () => this.repo.digestOwners(),
+					identityOf: (login) => this.identityOf(login),
+					hasEmail: async (login) => !!(await call(this.broker, "users.byLogin", { login }).catch(() => null))?.Attributes?.email,
+					pending: (user) => this.feeds.pendingDigest(user),
+					queue: async (login, text, count) => {
+						await call(this.broker, "mailer.queue", { to: [{ login }], templateId: "Digest", templateData: { Count: String(count) }, text });
+					},
+					markSent: (login, seq) => this.repo.setMarker(login, "lastsent", seq),
+				},
+				(m) => this.logger.warn(m),
+			);
+		},
+		async leasedDigest(this: ActivityThis): Promise<void> {
+			const lease = this.digestLease;
+			if (!lease) return;
+			try {
+				const out = await lease.run(() => this.digestRun());
+				if (out.ran && out.value) this.logger.info(`Activity digests mailed to ${out.value} user(s)`);
+			} catch (e) {
+				this.logger.warn(`Activity digest run failed: ${(e as Error).message}`);
+			}
+		},
 		async leasedPrune(): Promise<void> {
 			try {
 				const out = await this.pruneLease.run(() => this.feeds.prune());
@@ -182,12 +217,21 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 		this.pruneLease = new PeriodicLease(new LeasesRepo(this.db), "activity.prune", this.broker.nodeID, 2 * PRUNE_EVERY_MS, (e) => this.logger.warn(`Activity prune lease renewal failed: ${(e as Error).message}`));
 		this.pruneTimer = setInterval(() => void this.leasedPrune(), PRUNE_EVERY_MS);
 		this.pruneTimer.unref?.();
+		if (cfg.activityDigestHours > 0) {
+			const every = Math.max(60_000, Math.round(cfg.activityDigestHours * 3600_000));
+			// The holder takes the lease again each period; it outlives one silent period so another node takes over.
+			this.digestLease = new PeriodicLease(new LeasesRepo(this.db), "activity.digest", this.broker.nodeID, 2 * every, (e) => this.logger.warn(`Activity digest lease renewal failed: ${(e as Error).message}`));
+			this.digestTimer = setInterval(() => void this.leasedDigest(), every);
+			this.digestTimer.unref?.();
+		}
 	},
 	async stopped(this: ActivityThis) {
 		clearInterval(this.pruneTimer);
+		clearInterval(this.digestTimer);
 		await this.batcher?.flush();
 		await this.reads?.flush();
 		await this.pruneLease?.release().catch(() => undefined);
+		await this.digestLease?.release().catch(() => undefined);
 	},
 };
 
@@ -199,12 +243,16 @@ interface ActivityVars {
 	reads: Batcher<TreeRead>;
 	pruneLease: PeriodicLease;
 	pruneTimer?: NodeJS.Timeout;
+	digestLease?: PeriodicLease;
+	digestTimer?: NodeJS.Timeout;
 }
 interface ActivityMethods {
 	handles(ctx: Context): boolean;
 	identityOf(login: string): Promise<Identity | null>;
 	identityByUuid(uuid: string): Promise<Identity | null>;
 	leasedPrune(): Promise<void>;
+	digestRun(): Promise<number>;
+	leasedDigest(): Promise<void>;
 }
 type ActivityThis = Service & ActivityVars & ActivityMethods;
 

@@ -44,7 +44,7 @@ interface SessionAnswer {
 }
 
 interface AuthMethods {
-	loginWithPassword(ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined, totp?: string): Promise<SessionAnswer>;
+	loginWithPassword(ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined, totp?: string, target?: string): Promise<SessionAnswer>;
 	refresh(ctx: Context<unknown, Meta>, refreshToken: string | undefined): Promise<SessionAnswer>;
 	logout(ctx: Context<unknown, Meta>): Promise<Record<string, never>>;
 	grant(ctx: Context<unknown, Meta>, user: AuthInfo, session: NewSession): SessionAnswer;
@@ -67,7 +67,7 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 			async handler(this: AuthThis, ctx: Context<{ AuthInfo?: Record<string, string>; Logout?: boolean }, Meta>) {
 				const info = ctx.params.AuthInfo ?? {};
 				const type = ctx.params.Logout ? "logout" : info.type;
-				if (type === "credentials") return this.loginWithPassword(ctx, info.login, info.password, info.totp);
+				if (type === "credentials") return this.loginWithPassword(ctx, info.login, info.password, info.totp, info.u);
 				if (type === "refresh") return this.refresh(ctx, info.refresh_token || cookieValue(ctx.meta.cookie, cookieName(ctx.meta)));
 				if (type === "logout") return this.logout(ctx);
 				throw new BadRequestError(`AuthInfo.type must be credentials, refresh or logout${type ? ` (got "${type}")` : ""}`);
@@ -90,7 +90,7 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 		},
 	},
 	methods: {
-		async loginWithPassword(this: AuthThis, ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined, totp?: string) {
+		async loginWithPassword(this: AuthThis, ctx: Context<unknown, Meta>, login: string | undefined, password: string | undefined, totp?: string, target?: string) {
 			if (!login || !password) throw new BadRequestError("AuthInfo.login and AuthInfo.password are required");
 			let user: AuthInfo;
 			try {
@@ -100,7 +100,8 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 				throw e;
 			}
 			// A public link's hidden user logs in only from its own link's page, and only while the link is usable.
-			if (user.Hidden) await call(ctx, "share.minisiteLogin", { login: user.Login, hash: ctx.meta.minisite });
+			// AuthInfo.u: the identification key of a link mailed to chosen users (RestrictToTargetUsers needs one).
+			if (user.Hidden) await call(ctx, "share.minisiteLogin", { login: user.Login, hash: ctx.meta.minisite, ...(target ? { target } : {}) });
 			// An enrolled second factor (mfa service): the password alone opens no session.
 			try {
 				await call(ctx, "mfa.checkLogin", { userUuid: user.Uuid, code: totp });

@@ -5,10 +5,13 @@
  * REST: PUT /share/cell, GET|DELETE /share/cell/:Uuid, PUT /share/link, GET|DELETE /share/link/:Uuid,
  * POST /share/resources, PUT /share/policies; enterprise audit GET /audit/data/reports, POST /audit/data/shares.
  * Internal: share.publicLink (the /public/<hash> page), share.minisiteLogin (auth: hidden users log in only on
- * their link's minisite), share.linkAccess (the /io gateway: link validity, downloads counted).
+ * their link's minisite, with a TargetUsers key when RestrictToTargetUsers), share.linkAccess (the /io gateway:
+ * link validity, downloads counted, attachments and zips refused on preview-only links).
  * Calls: tree.shareNode / createCellRoot / setNodeMeta, acl.*, roles.getMany, users.byUuid / authInfo /
- * createHidden / deleteHidden. Emits `share.changed` {Uuid, Scope, Action, OwnerUuid, Members, Roots} and
- * `identity.changed` {kind: "workspace"} after every change (gateways and resolvers drop cached rights).
+ * createHidden / deleteHidden, and `mailer.queue` (not awaited by the answer): a cell's new members get the Cell
+ * template, the users a link is sent to (new TargetUsers) PublicFile / PublicFolder with their key (`?u=`).
+ * Emits `share.changed` {Uuid, Scope, Action, OwnerUuid, Members, Roots} and `identity.changed` {kind: "workspace"}
+ * after every change (gateways and resolvers drop cached rights).
  * Reads `config.get` frontend/plugin/action.share (the server-wide link and sharing policies, which role parameters
  * override), kept until it consumes a `config.changed` that touches it.
  */
@@ -16,7 +19,8 @@ import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "mole
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { WorkspacesRepo } from "../lib/db/workspaces";
 import { ShareLinksRepo } from "../lib/db/share-links";
-import { ShareManager } from "../lib/share/manager";
+import { ShareManager, type Invitation } from "../lib/share/manager";
+import { invitationMails } from "../lib/share/invitations";
 import { SETTINGS_CONFIG_PATH, settingsFromConfig, type CellIn, type PutLinkIn, type ShareSettings } from "../lib/share/model";
 import { CachedConfig } from "../lib/config-tree/cached";
 import type { ConfigChange } from "../lib/contracts";
@@ -24,6 +28,7 @@ import type { Identity, Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser, type ResourcePolicy } from "../lib/identity/resource-policy";
 import { broadcast, call } from "../lib/contracts";
 import type { ACL } from "../lib/acl/model";
+import type { LinkOp } from "../lib/contracts/share";
 import { buildAuditReport, type AuditSharesRequest } from "../lib/share/audit";
 
 interface Vars extends DatabaseVars {
@@ -32,6 +37,7 @@ interface Vars extends DatabaseVars {
 }
 interface Methods {
 	manager(ctx: Context<unknown, Meta>): ShareManager;
+	invite(invitation: Invitation): Promise<void>;
 }
 type This = Service & Vars & Methods;
 
@@ -159,15 +165,15 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		minisiteLogin: {
-			params: { login: { type: "string", max: 255 }, hash: { type: "string", optional: true, max: 1024 } },
-			async handler(this: This, ctx: Context<{ login: string; hash?: string }, Meta>) {
-				await this.manager(ctx).minisiteLogin(ctx.params.login, ctx.params.hash);
+			params: { login: { type: "string", max: 255 }, hash: { type: "string", optional: true, max: 1024 }, target: { type: "string", optional: true, max: 255 } },
+			async handler(this: This, ctx: Context<{ login: string; hash?: string; target?: string }, Meta>) {
+				await this.manager(ctx).minisiteLogin(ctx.params.login, ctx.params.hash, ctx.params.target);
 				return { Ok: true as const };
 			},
 		},
 		linkAccess: {
-			params: { login: { type: "string", max: 255 }, op: { type: "enum", values: ["download", "upload", "visit"] } },
-			async handler(this: This, ctx: Context<{ login: string; op: "download" | "upload" | "visit" }, Meta>) {
+			params: { login: { type: "string", max: 255 }, op: { type: "enum", values: ["download", "save", "upload", "visit"] } },
+			async handler(this: This, ctx: Context<{ login: string; op: LinkOp }, Meta>) {
 				return this.manager(ctx).linkAccess(ctx.params.login, ctx.params.op);
 			},
 		},
@@ -205,10 +211,26 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					await broadcast(ctx, "identity.changed", { kind: "workspace", uuid: change.Uuid });
 					await broadcast(ctx, "share.changed", change);
 				},
+				invite: (invitation) => {
+					void this.invite(invitation).catch((e: unknown) => this.logger.warn(`Share invitation mail not queued: ${(e as Error).message}`));
+				},
 				publicBase: () => (process.env.PUBLIC_BASEURI ?? "/public").replace(/\/+$/, ""),
 				configured: () => this.configured.get(),
 				now: () => Math.floor(Date.now() / 1000),
 			});
+		},
+		/** Queues the invitation mails through `mailer.queue` (a recipient without email is skipped there). */
+		async invite(this: This, invitation: Invitation): Promise<void> {
+			if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("mailer")) return;
+			const inviter = await call(this.broker, "users.byUuid", { uuid: invitation.inviter.Uuid }).catch(() => null);
+			for (const mail of invitationMails(invitation, inviter?.Attributes?.displayName || invitation.inviter.Login)) {
+				const out = await call(this.broker, "mailer.queue", mail).catch((e: unknown) => {
+					// 400: none of the recipients has an email address.
+					if ((e as { code?: number }).code === 400) return null;
+					throw e;
+				});
+				if (out?.ids.length) this.logger.info(`${invitation.inviter.Login}: ${out.ids.length} ${mail.templateId} invitation(s) queued`);
+			}
 		},
 	},
 	events: {

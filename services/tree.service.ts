@@ -533,6 +533,10 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			this.resolver.clear();
 			this.rootsMade.clear();
 		},
+		// A folder moved (into a recycle bin, say) may be some share's root: roots are looked up again.
+		"tree.changed"(ctx: Context<TreeChange>) {
+			if (ctx.params.type === "move" || ctx.params.type === "delete") this.resolver.forgetRoots();
+		},
 	},
 	methods: {
 		/** A node as the share service needs it: where the caller reaches it, and with which rights. */

@@ -379,6 +379,17 @@ export class Feeds {
 		return out;
 	}
 
+	/**
+	 * What a digest mail tells `user`: their inbox since their last digest, unread only (newer than both markers),
+	 * as the AsDigest stream shows it; `upTo` is the newest sequence it covers (the next `lastsent`).
+	 */
+	async pendingDigest(user: Identity): Promise<{ digest: ActivityObject; upTo?: string }> {
+		const [sent, read] = await Promise.all([this.deps.repo.marker(user.Login, "lastsent"), this.deps.repo.marker(user.Login, "lastread")]);
+		const after = [sent, read].filter((m): m is string => !!m).sort().pop();
+		const rows = await this.deps.repo.list("USER", user.Login, "inbox", { limit: MAX_DIGEST, after });
+		return { digest: await this.digest(user, rows), upTo: rows[0]?.seq };
+	}
+
 	/** Cells' Digest: the unread activities grouped by the workspace (or cell) they are seen in. */
 	private async digest(user: Identity, rows: ActivityEntry[]): Promise<ActivityObject> {
 		const stored = rows.map((r) => this.parse(r));

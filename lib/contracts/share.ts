@@ -53,12 +53,18 @@ export interface ShareEvents {
 	"share.changed": ShareChange;
 }
 
+/**
+ * What a link's visitor does at /io: `download` a file's bytes (counted), `save` them as an attachment or a zip
+ * (counted, and refused on a preview-only link), `upload`, or `visit` (a later range of a counted download).
+ */
+export type LinkOp = "download" | "save" | "upload" | "visit";
+
 export interface ShareInternalActions {
 	/**
 	 * Internal, for the /io gateway: may the link user `login` read (`download`, counted) or write (`upload`) now?
 	 * Not a link user: allowed, nothing counted. Throws a 403 that says why (expired, not started, exhausted).
 	 */
-	"share.linkAccess": { params: { login: string; op: "download" | "upload" | "visit" }; result: { Link: boolean; CurrentDownloads?: number } };
+	"share.linkAccess": { params: { login: string; op: LinkOp }; result: { Link: boolean; CurrentDownloads?: number } };
 	/** Internal, for the login: may the hidden user `login` log in on the minisite of `hash`? Throws 401 otherwise. */
-	"share.minisiteLogin": { params: { login: string; hash?: string }; result: { Ok: true } };
+	"share.minisiteLogin": { params: { login: string; hash?: string; target?: string }; result: { Ok: true } };
 }

@@ -101,6 +101,25 @@ export class ActivityRepo {
 		});
 	}
 
+	/**
+	 * Users whose inbox holds something newer than both their read and their digest markers (unread, not yet
+	 * mailed), with the newest sequence of their inbox: who a digest run mails.
+	 */
+	async digestOwners(): Promise<{ userId: string; newest: string }[]> {
+		const rows = await this.db.kysely
+			.selectFrom("activities")
+			.select(["owner_id", (eb) => eb.fn.max("seq").as("newest")])
+			.where("owner_type", "=", "USER")
+			.where("box", "=", "inbox")
+			.groupBy("owner_id")
+			.execute();
+		if (!rows.length) return [];
+		const markers = await this.db.kysely.selectFrom("activity_markers").select(["user_id", "box", "seq"]).where("box", "in", ["lastread", "lastsent"]).execute();
+		const seen = new Map<string, string>();
+		for (const m of markers) if ((seen.get(m.user_id) ?? "") < m.seq) seen.set(m.user_id, m.seq);
+		return rows.filter((r) => String(r.newest) > (seen.get(r.owner_id) ?? "")).map((r) => ({ userId: r.owner_id, newest: String(r.newest) }));
+	}
+
 	async marker(userId: string, name: MarkerName): Promise<string | undefined> {
 		return (await this.db.kysely.selectFrom("activity_markers").select("seq").where("user_id", "=", userId).where("box", "=", name).executeTakeFirst())?.seq;
 	}

@@ -413,7 +413,13 @@ export class IoGateway {
 		if (s3.operation === "HeadObject") return void res.writeHead(range ? 206 : 200, headers).end();
 		// A public link's visitor: each download counts toward the link's limit (once, by the request that starts
 		// at the first byte), atomically in the store, and is refused with a clear 403 once it is reached.
-		if (user.Hidden) await this.deps.call("share.linkAccess", { login: user.Login, op: range && range.start > 0 ? "visit" : "download" }, user);
+		// A file asked as an attachment ("save as"), or one a browser cannot show (no image, text, pdf or media), is a
+		// `save`: refused on a preview-only link (DownloadDisabled), which only shows what a page can preview.
+		const saving =
+			/^\s*attachment/i.test(headerText(s3.responseHeaders["Content-Disposition"] ?? stored["Content-Disposition"])) ||
+			// The file's own type: a response-content-type override does not make a zip previewable.
+			!PREVIEWABLE.test(headerText(stored["Content-Type"]) || mimeLookup(key) || "application/octet-stream");
+		if (user.Hidden) await this.deps.call("share.linkAccess", { login: user.Login, op: range && range.start > 0 ? "visit" : saving ? "save" : "download" }, user);
 		const store = await this.deps.store(content.ds);
 		const stream = await store.get(content.key, range);
 		res.writeHead(range ? 206 : 200, headers);
@@ -518,7 +524,7 @@ export class IoGateway {
 	private async zipSelection(uuid: string, res: ServerResponse, user: Identity, name = ""): Promise<void> {
 		const { paths } = await this.deps.call("selections.get", { uuid }, user);
 		// A public link's visitor: the zip is one download of the link, counted (and refused past the limit) as a file's.
-		if (user.Profile === "shared") await this.deps.call("share.linkAccess", { login: user.Login, op: "download" }, user);
+		if (user.Profile === "shared") await this.deps.call("share.linkAccess", { login: user.Login, op: "save" }, user);
 		const zip = new ZipWriter();
 		const file = `${name || `selection-${uuid.slice(0, 8)}`}.zip`;
 		const ascii = file.replace(/[^\x20-\x7e]|["\\]/g, "_");
@@ -567,4 +573,11 @@ export class IoGateway {
 		if (u.o !== user.Uuid || u.K !== key) throw new S3Error("NoSuchUpload");
 		return u;
 	}
+}
+
+/** Types a link page previews in the browser (Cells' preview-only links show these, never hand out the rest). */
+const PREVIEWABLE = /^\s*(image\/|text\/|audio\/|video\/|application\/pdf\b|application\/json\b)/i;
+
+function headerText(v: unknown): string {
+	return typeof v === "string" ? v : Array.isArray(v) ? v.join(",") : "";
 }

@@ -13,7 +13,7 @@ import type { LinkRecord, ShareLinksRepo } from "../db/share-links";
 import type { Role } from "../identity/roles";
 import type { PublicUser } from "../identity/users";
 import type { ShareNode } from "../contracts/tree";
-import type { PublicLinkInfo, ShareChange } from "../contracts/share";
+import type { LinkOp, PublicLinkInfo, ShareChange } from "../contracts/share";
 import {
 	actionsToPermissions,
 	checkCustomHash,
@@ -65,12 +65,19 @@ export interface ShareDeps {
 	createHidden(owner: { Login: string; GroupPath: string }, login: string, password: string): Promise<{ Uuid: string; Login: string }>;
 	deleteHidden(uuid: string): Promise<void>;
 	changed(change: ShareChange): Promise<void>;
+	/** Mails the invitations (queued, not awaited: SMTP never holds the answer; failures are logged). */
+	invite(invitation: Invitation): void;
 	/** The public base of link URLs ("/public" unless configured). */
 	publicBase(): string;
 	/** The server-wide share settings (configuration tree), which role parameters override; Cells' defaults without. */
 	configured?(): Promise<ShareSettings>;
 	now(): number;
 }
+
+/** Who is told by mail that a share now includes them. */
+export type Invitation =
+	| { kind: "cell"; inviter: Identity; cell: string; slug: string; users: string[] }
+	| { kind: "link"; inviter: Identity; name: string; folder: boolean; url: string; targets: { key: string; display?: string }[]; accessEnd?: number; maxDownloads?: number };
 
 const RIGHTS = ["read", "write"] as const;
 /** Where a link's start workspace is set for its hidden user (Cells' DEFAULT_START_REPOSITORY parameter). */
@@ -267,6 +274,10 @@ export class ShareManager {
 		await this.syncRights(uuid, current, wanted);
 		await this.refreshNodeMeta([...rootIds, ...rootsOf(current)]);
 		await this.deps.changed({ Uuid: uuid, Scope: "ROOM", Action: existing ? "update" : "create", OwnerUuid: ownerUuid, Members: [...members.keys()], Roots: rootIds });
+		// New members that are users (their own role) hear of it by mail; groups and roles are not mailed.
+		const before = byRole(current);
+		const invited = known.filter((r) => r.UserRole && !before.has(r.Uuid) && r.Uuid !== ownerUuid && r.Uuid !== user.Uuid).map((r) => r.Uuid);
+		if (invited.length) this.deps.invite({ kind: "cell", inviter: user, cell: stored.Label, slug: stored.Slug, users: invited });
 		return this.presentCell(stored, user);
 	}
 
@@ -457,6 +468,22 @@ export class ShareManager {
 		await this.deps.acl.put({ RoleID: hidden.Uuid, WorkspaceID: SCOPE_ALL, Action: { Name: START_REPOSITORY, Value: uuid } });
 		await this.refreshNodeMeta([...rootIds, ...rootsOf(current)]);
 		await this.deps.changed({ Uuid: uuid, Scope: "LINK", Action: existing ? "update" : "create", OwnerUuid: owner.uuid, Members: [hidden.Uuid], Roots: rootIds });
+		// Cells sends the link to the users chosen in TargetUsers, each with its identification key (`?u=<key>`):
+		// those added by this request are mailed.
+		const previous = record?.extra.TargetUsers ?? {};
+		const targets = Object.entries(link.TargetUsers ?? {}).filter(([key]) => key && !Object.hasOwn(previous, key)).map(([key, t]) => ({ key, display: t?.Display || undefined }));
+		if (targets.length) {
+			this.deps.invite({
+				kind: "link",
+				inviter: user,
+				name: roots[0].name || label,
+				folder: roots[0].Type === "COLLECTION",
+				url: `${this.deps.publicBase()}/${hash}`,
+				targets,
+				accessEnd: accessEnd || undefined,
+				maxDownloads: maxDownloads || undefined,
+			});
+		}
 		return this.getLink(user, uuid);
 	}
 
@@ -542,31 +569,42 @@ export class ShareManager {
 			if (n && place) {
 				info.RootPath = place.Path;
 				info.RootIsFile = n.Type === "LEAF";
+			} else if (info.Status === "ok") {
+				// The shared node is gone (deleted, or in a recycle bin): the page says the link no longer opens.
+				return { Status: "unknown", Hash: hash };
 			}
 		}
 		return info;
 	}
 
 	/** A hidden user logs in only on its own link's minisite, and only while the link can be used. */
-	async minisiteLogin(login: string, hash: string | undefined): Promise<void> {
+	async minisiteLogin(login: string, hash: string | undefined, target?: string): Promise<void> {
 		const forbidden = () => new UnauthorizedError("You are not allowed to log in to this interface", "login.forbidden");
 		if (!hash) throw forbidden();
 		const record = await this.deps.links.byUserLogin(login);
 		if (!record || record.hash !== hash) throw forbidden();
 		const status = linkStatus(record, this.deps.now());
 		if (status !== "ok") throw new UnauthorizedError(STATUS_MESSAGES[status], `link.${status}`);
+		// As Cells' minisite: a link sent to chosen users carries their identification key (`?u=<key>`, a key of
+		// TargetUsers); restricted to them, it opens only with one of those keys.
+		const targets = record.extra.TargetUsers ?? {};
+		if (record.extra.RestrictToTargetUsers && Object.keys(targets).length && !(target && Object.hasOwn(targets, target))) {
+			throw new UnauthorizedError("This link is restricted to the users it was sent to: open it from the address you received", "link.target.forbidden");
+		}
 	}
 
 	/**
 	 * A link user's access at the /io gateway: refused once the link expired (or before it starts); a download is
 	 * counted, atomically, and refused once the limit is reached. Other users pass, nothing counted.
 	 */
-	async linkAccess(login: string, op: "download" | "upload" | "visit"): Promise<{ Link: boolean; CurrentDownloads?: number }> {
+	async linkAccess(login: string, op: LinkOp): Promise<{ Link: boolean; CurrentDownloads?: number }> {
 		const record = await this.deps.links.byUserLogin(login);
 		if (!record) return { Link: false };
 		const status = linkStatus({ ...record, downloadLimit: 0 }, this.deps.now());
 		if (status !== "ok") throw new ForbiddenError(STATUS_MESSAGES[status], `link.${status}`);
-		if (op !== "download") return { Link: true };
+		// A preview-only link (Permissions without Download) shows its files inline, never as a file to save or a zip.
+		if (op === "save" && record.extra.DownloadDisabled) throw new ForbiddenError("This link allows previews only: its files cannot be downloaded", "link.download.disabled");
+		if (op !== "download" && op !== "save") return { Link: true };
 		const outcome = await this.deps.links.countDownload(login);
 		if (outcome === "exhausted") throw new ForbiddenError(STATUS_MESSAGES.exhausted, "link.exhausted");
 		if (outcome === "unknown") throw new ForbiddenError(STATUS_MESSAGES.unknown, "link.unknown");

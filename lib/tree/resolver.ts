@@ -4,6 +4,7 @@ import { ForbiddenError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
 import type { AccessibleWorkspace } from "../workspaces/model";
 import { joinPath, splitPath } from "./paths";
+import { RECYCLE_BIN } from "./model";
 import { TtlCache } from "../gateway/ttl-cache";
 import { rightsFor } from "../acl/merge";
 import type { ACL } from "../acl/model";
@@ -50,6 +51,14 @@ export interface ResolverDeps {
 }
 
 /** A token's node scopes (`node:<uuid>:r|w|rw`) as [whole, uuid, mode]; none for unscoped credentials. */
+/**
+ * A cell's or link's root moved to a recycle bin is deleted for its members and visitors (Cells: the share's root
+ * is gone): the share no longer opens it. Admin workspaces are configured by path and are left alone.
+ */
+function binned(ws: AccessibleWorkspace, path: string): boolean {
+	return (ws.Scope === "ROOM" || ws.Scope === "LINK") && splitPath(path).includes(RECYCLE_BIN);
+}
+
 function nodeScopes(user: Identity): RegExpExecArray[] {
 	return (user.Scopes ?? []).map((s) => /^node:([^:]+):(r|w|rw)$/.exec(s)).filter((m): m is RegExpExecArray => !!m);
 }
@@ -62,6 +71,12 @@ export class Resolver {
 	private folderRoots = new TtlCache<true>(60_000, 20_000);
 
 	constructor(private readonly deps: ResolverDeps) {}
+
+	/** Roots may have moved (a move or delete in the tree): looked up again. */
+	forgetRoots(): void {
+		this.roots.clear();
+		this.folderRoots.clear();
+	}
 
 	clear(): void {
 		this.workspaces.clear();
@@ -145,7 +160,7 @@ export class Resolver {
 			root = { ds: v.datasource, path: v.path };
 		} else {
 			const n = await this.deps.nodeByUuid(uuid);
-			if (!n) throw new NotFoundError(`The root of workspace ${ws.Slug} no longer exists`, "workspace.noroot");
+			if (!n || binned(ws, n.path)) throw new NotFoundError(`The root of workspace ${ws.Slug} no longer exists`, "workspace.noroot");
 			root = n;
 		}
 		await this.deps.ensureFolder(root.ds, root.path);
@@ -164,14 +179,14 @@ export class Resolver {
 			if (!id || id.startsWith("DATASOURCE:") || id === "my-files" || id === "cells") return null;
 			if (this.folderRoots.get(id)) return null;
 			const n = await this.deps.nodeByUuid(id);
-			if (n?.type === "COLLECTION") this.folderRoots.set(id, true);
-			if (!n || n.type !== "LEAF") return null;
+			if (n?.type === "COLLECTION" && !binned(ws, n.path)) this.folderRoots.set(id, true);
+			if (!n || n.type !== "LEAF" || binned(ws, n.path)) return null;
 		}
 		const out: RootEntry[] = [];
 		for (const id of ids) {
 			const n = await this.deps.nodeByUuid(id);
-			// A root deleted since: the others stay reachable.
-			if (!n) continue;
+			// A root deleted (or moved to a recycle bin) since: the others stay reachable.
+			if (!n || binned(ws, n.path)) continue;
 			const name = n.name || n.path.slice(n.path.lastIndexOf("/") + 1) || id;
 			const key = out.some((r) => r.key === name) ? `${name}-${id.slice(0, 8)}` : name;
 			out.push({ key, uuid: id, ds: n.ds, path: n.path });

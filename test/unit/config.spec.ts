@@ -70,6 +70,7 @@ describe("configuration", () => {
 			LOG_SHIP_LEVEL: "logShipLevel", LOG_RETENTION_DAYS: "logRetentionDays", LOG_MAX_ROWS: "logMaxRows", AUDIT_RETENTION_DAYS: "auditRetentionDays",
 			BINARY_MAX_SIZE: "binaryMaxSize",
 			ACTIVITY_RETENTION_DAYS: "activityRetentionDays", ACTIVITY_MAX_PER_FEED: "activityMaxPerFeed",
+			ACTIVITY_DIGEST_HOURS: "activityDigestHours",
 		};
 		for (const [name, field] of Object.entries(key) as [string, keyof CellarConfig][]) {
 			assert.equal(rows.get(name), `\`${String(defaults[field])}\``, name);

@@ -1,5 +1,5 @@
 // ActivityRepo on SQLite and PostgreSQL: boxes read newest first and page, a key is written once, counts and
-// markers (moving forward only), subscriptions (upsert, removal by empty events, filters), owner deletion and
+// markers (moving forward only), who a digest mails, subscriptions (upsert, removal by empty events, filters), owner deletion and
 // the pruning by age and by size.
 import assert from "node:assert/strict";
 import { ActivityRepo, sequence, type ActivityEntry } from "../../lib/db/activity";
@@ -42,6 +42,19 @@ onEveryBackend("ActivityRepo", (h) => {
 		await repo.setMarker("bob", "lastread", "0000000003000");
 		assert.equal(await repo.marker("bob", "lastread"), "0000000003000");
 		assert.equal(await repo.marker("bob", "lastsent"), undefined);
+	});
+
+	it("digestOwners: users whose inbox has rows newer than both their read and digest markers", async () => {
+		const dan = entry("d1|dan|inbox", "dan", 5000);
+		const erin = entry("e1|erin|inbox", "erin", 4000);
+		await repo.post([dan, erin, entry("f1|frank|outbox", "frank", 6000, { box: "outbox" })]);
+		await repo.setMarker("erin", "lastsent", erin.seq);
+		const owners = (await repo.digestOwners()).sort((a, b) => a.userId.localeCompare(b.userId));
+		// bob's last read marker is the time of his newest row, not its sequence: that row is still unread.
+		assert.deepEqual(owners.map((o) => o.userId), ["bob", "dan"]);
+		assert.equal(owners[1].newest, dan.seq);
+		await repo.setMarker("dan", "lastread", dan.seq);
+		assert.deepEqual((await repo.digestOwners()).map((o) => o.userId), ["bob"]);
 	});
 
 	it("stores, updates, filters and removes subscriptions", async () => {

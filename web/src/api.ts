@@ -97,7 +97,10 @@ export class LinkSession {
 
 	/** Logs in as the link's hidden user: the typed password, or the preset one of a link without password. */
 	static async login(hash: string, login: string, password: string): Promise<LinkSession> {
-		const r = await postJson<{ JWT?: string; ExpireTime?: number | string }>("/a/frontend/session", { AuthInfo: { type: "credentials", login, password } }, { "X-Pydio-Minisite": hash });
+		// `?u=<key>`: the identification key of a link sent by mail to chosen users (TargetUsers); a link restricted
+		// to them opens only with one.
+		const u = new URLSearchParams(typeof location === "undefined" ? "" : location.search).get("u");
+		const r = await postJson<{ JWT?: string; ExpireTime?: number | string }>("/a/frontend/session", { AuthInfo: { type: "credentials", login, password, ...(u ? { u } : {}) } }, { "X-Pydio-Minisite": hash });
 		if (!r.JWT) throw new ApiError("The server did not open a session", 500);
 		return new LinkSession(hash, r.JWT, Number(r.ExpireTime ?? 0) || 0);
 	}

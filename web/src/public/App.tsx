@@ -47,7 +47,9 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 			setPassword(password);
 		} catch (e) {
 			const err = e as ApiError;
-			setError(info.PasswordRequired && (err.status === 401 || err.status === 403) ? "Wrong password: try again." : `This link cannot be opened: ${err.message}`);
+			// A link restricted to the users it was mailed to says so (the server's message), whatever the password.
+			const restricted = /restricted to the users/i.test(err.message);
+			setError(info.PasswordRequired && !restricted && (err.status === 401 || err.status === 403) ? "Wrong password: try again." : `This link cannot be opened: ${err.message}`);
 		} finally {
 			setBusy(false);
 		}

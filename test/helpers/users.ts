@@ -1,0 +1,25 @@
+// Standard users made by the administrator through PUT /a/user/<login>, logged in: the preamble of most
+// sharing tests.
+import assert from "node:assert/strict";
+import type { TestNode } from "./node";
+
+export interface TestUser {
+	login: string;
+	uuid: string;
+	password: string;
+	token: string;
+}
+
+/** Creates each user (profile standard, an email `<login>@example.com` unless `email: false`) and logs them in. */
+export async function addUsers(node: TestNode, admin: string, logins: string[], opts: { email?: boolean } = {}): Promise<Record<string, TestUser>> {
+	const out: Record<string, TestUser> = {};
+	for (const login of logins) {
+		const password = `${login}-Pass-12345`;
+		const Attributes: Record<string, string> = { profile: "standard", displayName: login[0].toUpperCase() + login.slice(1) };
+		if (opts.email !== false) Attributes.email = `${login}@example.com`;
+		const r = await node.api("PUT", `/a/user/${login}`, { Password: password, Attributes }, admin);
+		assert.equal(r.status, 200, r.text);
+		out[login] = { login, uuid: r.body.Uuid, password, token: await node.login(login, password) };
+	}
+	return out;
+}
