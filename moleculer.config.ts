@@ -4,6 +4,7 @@ import type { BrokerOptions } from "moleculer";
 import { loadConfig } from "./lib/config";
 import { shipperFor } from "./lib/logs/shipper";
 import { AdjustableConsoleLogger } from "./lib/config-tree/log-level";
+import { replCommands } from "./lib/repl/custom-commands";
 
 const cfg = loadConfig();
 
@@ -41,6 +42,8 @@ const config: BrokerOptions = {
 	metrics: { enabled: cfg.metrics, reporter: ["Prometheus"] },
 	tracing: { enabled: false },
 	validator: true,
+	// `npm run dev` (--repl): Cellar's commands (lib/repl) inside the node; `npm run repl` joins a cluster instead.
+	replOptions: { delimiter: "cellar $", customCommands: replCommands() },
 	errorHandler(err, info) {
 		// Client errors are answers, not failures: only the rest is logged by the gateway.
 		throw err;
