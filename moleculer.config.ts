@@ -39,7 +39,9 @@ const config: BrokerOptions = {
 		halfOpenTime: 10_000,
 		check: (err: Error) => ((err as unknown as { code?: number }).code ?? 500) >= 500,
 	},
-	metrics: { enabled: cfg.metrics, reporter: ["Prometheus"] },
+	// METRICS=true: collected here, served by the gateway at GET /metrics (lib/metrics/gateway-metrics) in
+	// Prometheus' format; no reporter of its own (its fixed port would clash between nodes on one host).
+	metrics: { enabled: cfg.metrics },
 	tracing: { enabled: false },
 	validator: true,
 	// `npm run dev` (--repl): Cellar's commands (lib/repl) inside the node; `npm run repl` joins a cluster instead.

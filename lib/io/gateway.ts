@@ -6,6 +6,7 @@ import type { Located, Prepared, UserCaller } from "../contracts";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { pipeline } from "node:stream/promises";
+import { IoTransfers } from "./transfers";
 import { lookup as mimeLookup } from "mime-types";
 import type { Identity } from "../auth/identity";
 import type { ObjectStore } from "../storage/types";
@@ -90,9 +91,12 @@ async function checkRoom(store: ObjectStore, size: number | undefined): Promise<
 }
 
 export class IoGateway {
+	/** Requests and bytes through /io (the gateway's /metrics). */
+	readonly transfers = new IoTransfers();
 	constructor(private readonly deps: IoDeps) {}
 
 	async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+		this.transfers.track(req, res);
 		const requestId = randomBytes(8).toString("hex").toUpperCase();
 		const started = Date.now();
 		const path = (req.url ?? "/").split("?")[0];
