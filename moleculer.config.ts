@@ -5,8 +5,10 @@ import { loadConfig } from "./lib/config";
 import { shipperFor } from "./lib/logs/shipper";
 import { AdjustableConsoleLogger } from "./lib/config-tree/log-level";
 import { replCommands } from "./lib/repl/custom-commands";
+import { serveMetricsPort } from "./lib/metrics/port";
 
 const cfg = loadConfig();
+let stopMetricsPort: (() => Promise<void>) | undefined;
 
 const config: BrokerOptions = {
 	namespace: cfg.namespace,
@@ -40,8 +42,14 @@ const config: BrokerOptions = {
 		check: (err: Error) => ((err as unknown as { code?: number }).code ?? 500) >= 500,
 	},
 	// METRICS=true: collected here, served by the gateway at GET /metrics (lib/metrics/gateway-metrics) in
-	// Prometheus' format; no reporter of its own (its fixed port would clash between nodes on one host).
+	// Prometheus' format; on METRICS_PORT too when given (lib/metrics/port: a node without a gateway).
 	metrics: { enabled: cfg.metrics },
+	started(broker) {
+		if (cfg.metrics && cfg.metricsPort) stopMetricsPort = serveMetricsPort(broker, cfg.metricsPort, cfg.host);
+	},
+	async stopped() {
+		await stopMetricsPort?.();
+	},
 	tracing: { enabled: false },
 	validator: true,
 	// `npm run dev` (--repl): Cellar's commands (lib/repl) inside the node; `npm run repl` joins a cluster instead.

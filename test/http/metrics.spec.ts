@@ -5,6 +5,9 @@ import type { BrokerOptions } from "moleculer";
 import { startNode, type TestNode } from "../helpers/node";
 import { LogShipper } from "../../lib/logs/shipper";
 import { call } from "../../lib/contracts";
+import { serveMetricsPort } from "../../lib/metrics/port";
+import { ServiceBroker } from "moleculer";
+import { createServer } from "node:net";
 
 /** The value of a sample (`name{labels} value`) whose labels include all of `labels`. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -74,6 +77,28 @@ describe("health and metrics", function () {
 			assert.ok((sample(text, "moleculer_request_total", { action: "auth.login", nodeID: node.broker.nodeID }) ?? sample(text, "moleculer_request_total", { nodeID: node.broker.nodeID }) ?? 0) >= 1);
 			assert.doesNotMatch(text, new RegExp(admin.slice(0, 20)), "no token in the metrics");
 		});
+	});
+
+	it("METRICS_PORT: a node without a gateway serves its metrics on its own port", async () => {
+		const port = await new Promise<number>((res) => {
+			const srv = createServer().listen(0, "127.0.0.1", () => {
+				const p = (srv.address() as { port: number }).port;
+				srv.close(() => res(p));
+			});
+		});
+		const broker = new ServiceBroker({ logger: false, metrics: { enabled: true }, nodeID: "worker-1" });
+		await broker.start();
+		const stop = serveMetricsPort(broker, port, "127.0.0.1");
+		try {
+			await broker.call("$node.health");
+			let r: Response | null = null;
+			for (let i = 0; i < 50 && !r; i++) r = await fetch(`http://127.0.0.1:${port}/metrics`).catch(() => (new Promise((res) => setTimeout(res, 50)).then(() => null)));
+			assert.equal(r?.status, 200);
+			assert.ok((sample(await r!.text(), "moleculer_request_total", { action: "$node.health", nodeID: "worker-1" }) ?? 0) >= 1);
+		} finally {
+			await stop();
+			await broker.stop();
+		}
 	});
 
 	it("without METRICS, /metrics says how to turn them on", async () => {
