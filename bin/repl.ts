@@ -5,7 +5,7 @@
 import { hostname } from "node:os";
 import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { parseConfig } from "../lib/config";
-import { replCommands } from "../lib/repl/custom-commands";
+import { idle, replCommands } from "../lib/repl/custom-commands";
 
 async function main(): Promise<void> {
 	let cfg;
@@ -40,6 +40,12 @@ async function main(): Promise<void> {
 	for (let i = 0; i < 50 && !broker.registry.getNodeList({ onlyAvailable: true }).some((n) => n.id !== self); i++) await new Promise((r) => setTimeout(r, 100));
 	const others = broker.registry.getNodeList({ onlyAvailable: true }).filter((n) => n.id !== self);
 	console.log(others.length ? `Joined namespace "${cfg.namespace}": ${others.map((n) => n.id).join(", ")}. Type help for the commands.` : `No node answered on ${cfg.transporter.replace(/\/\/[^@/]*@/, "//…@")} in namespace "${cfg.namespace}" yet (are the nodes running with the same TRANSPORTER and NAMESPACE?).`);
+	// moleculer-repl stops the broker when its input ends: a piped script's last commands finish first.
+	const stop = broker.stop.bind(broker);
+	broker.stop = async () => {
+		await idle();
+		return stop();
+	};
 	broker.repl();
 }
 

@@ -23,16 +23,28 @@ export function describeError(err: unknown): string {
 	return `error: ${e?.message ?? String(err)}${e?.code ? ` (${e.code}${e.type ? ` ${e.type}` : ""})` : ""}`;
 }
 
+// Node's REPL evaluates piped lines as they arrive, without waiting for the previous command: the commands run
+// one after the other, so that a script's answers come in its order.
+let queue: Promise<void> = Promise.resolve();
+
+/** Resolves once every command typed so far has printed its answer (bin/repl.ts waits for it before stopping). */
+export function idle(): Promise<void> {
+	return queue;
+}
+
 function command(spec: string, description: string, run: (r: commands.ReplContext, args: Args) => Promise<string>, self?: string): CustomCommand {
 	return {
 		command: spec,
 		description,
-		action: async (broker: ServiceBroker, args: unknown) => {
-			try {
-				console.log(await run(contextOf(broker, self), args as Args));
-			} catch (err) {
-				console.log(describeError(err));
-			}
+		action: (broker: ServiceBroker, args: unknown) => {
+			queue = queue.then(async () => {
+				try {
+					console.log(await run(contextOf(broker, self), args as Args));
+				} catch (err) {
+					console.log(describeError(err));
+				}
+			});
+			return queue;
 		},
 	};
 }

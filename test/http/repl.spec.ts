@@ -131,12 +131,13 @@ describe("npm run repl (a separate process over Redis)", function () {
 		const p = startRepl({ TRANSPORTER: "redis://127.0.0.1:6379", NAMESPACE: namespace });
 		child = p.proc;
 		await p.waitFor(/Joined namespace .*repl-target/);
-		p.proc.stdin.write("peers\n");
-		await p.waitFor(/^repl-target\s+up\s+.*\bdiscovery\b/m);
 		await node.broker.call("config.putConfig", { FullPath: "frontend/plugin/core.pydio", Data: '{"APPLICATION_TITLE":"Repl Cellar"}' }, { meta: { user: repl.REPL_USER } });
-		p.proc.stdin.write("config get frontend/plugin/core.pydio\n");
-		await p.waitFor(/"APPLICATION_TITLE": "Repl Cellar"/);
-		p.proc.stdin.end();
+		// As a script pipes them: both lines, then the end of the input at once; the answers come in order.
+		p.proc.stdin.end("peers\nconfig get frontend/plugin/core.pydio\n");
 		assert.equal(await p.exited, 0);
+		const out = p.output();
+		const peersAt = out.search(/^repl-target\s+up\s+.*\bdiscovery\b/m);
+		const configAt = out.indexOf('"APPLICATION_TITLE": "Repl Cellar"');
+		assert.ok(peersAt >= 0 && configAt > peersAt, out);
 	});
 });
