@@ -4,8 +4,11 @@ import type { BrokerOptions } from "moleculer";
 import { loadConfig } from "./lib/config";
 import { shipperFor } from "./lib/logs/shipper";
 import { AdjustableConsoleLogger } from "./lib/config-tree/log-level";
+import { replCommands } from "./lib/repl/custom-commands";
+import { serveMetricsPort } from "./lib/metrics/port";
 
 const cfg = loadConfig();
+let stopMetricsPort: (() => Promise<void>) | undefined;
 
 const config: BrokerOptions = {
 	namespace: cfg.namespace,
@@ -38,9 +41,19 @@ const config: BrokerOptions = {
 		halfOpenTime: 10_000,
 		check: (err: Error) => ((err as unknown as { code?: number }).code ?? 500) >= 500,
 	},
-	metrics: { enabled: cfg.metrics, reporter: ["Prometheus"] },
+	// METRICS=true: collected here, served by the gateway at GET /metrics (lib/metrics/gateway-metrics) in
+	// Prometheus' format; on METRICS_PORT too when given (lib/metrics/port: a node without a gateway).
+	metrics: { enabled: cfg.metrics },
+	started(broker) {
+		if (cfg.metrics && cfg.metricsPort) stopMetricsPort = serveMetricsPort(broker, cfg.metricsPort, cfg.host);
+	},
+	async stopped() {
+		await stopMetricsPort?.();
+	},
 	tracing: { enabled: false },
 	validator: true,
+	// `npm run dev` (--repl): Cellar's commands (lib/repl) inside the node; `npm run repl` joins a cluster instead.
+	replOptions: { delimiter: "cellar $", customCommands: replCommands() },
 	errorHandler(err, info) {
 		// Client errors are answers, not failures: only the rest is logged by the gateway.
 		throw err;

@@ -33,6 +33,8 @@ export interface CellarConfig {
 	/** Password hashes computed at once. */
 	kdfParallel: number;
 	metrics: boolean;
+	/** With METRICS: a port where Moleculer's Prometheus reporter also serves the node's metrics (nodes without a gateway); unset: none. */
+	metricsPort?: number;
 	mailFrom: string;
 	/** smtp:// or smtps:// URL of the relay that delivers Cellar's mails; unset, they are written to DATA_DIR/outbox. */
 	smtpUrl?: string;
@@ -86,7 +88,7 @@ export const VARIABLES = [
 	"PORT", "HOST", "DATA_DIR", "ADMIN_LOGIN", "ADMIN_PASSWORD", "JWT_SECRET", "TRANSPORTER", "MONGO_URI", "DATABASE_URL", "SERVICES", "NODE_ID",
 	"NAMESPACE", "LOG_LEVEL", "ACCESS_TOKEN_TTL", "REFRESH_TOKEN_TTL", "MAX_FAILED_LOGINS", "LOGIN_LOCK_DURATION", "LOGIN_DELAY_MAX", "IP_BAN_THRESHOLD",
 	"IP_BAN_WINDOW", "IP_BAN_DURATION", "BODY_LIMIT", "BODY_TIMEOUT", "IDLE_TIMEOUT", "TRUSTED_PROXIES", "REQUEST_TIMEOUT", "HEARTBEAT_INTERVAL",
-	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "MAIL_FROM", "SMTP_URL", "MAIL_RETRY_DELAY", "MAIL_MAX_ATTEMPTS", "PUBLIC_URL", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
+	"HEARTBEAT_TIMEOUT", "SCRYPT_N", "METRICS", "METRICS_PORT", "MAIL_FROM", "SMTP_URL", "MAIL_RETRY_DELAY", "MAIL_MAX_ATTEMPTS", "PUBLIC_URL", "KDF_PARALLEL", "CELLAR_DEFAULT_DS_STRUCT", "ALLOWED_LOCAL_FOLDERS",
 	"LOG_SHIP_LEVEL", "LOG_RETENTION_DAYS", "LOG_MAX_ROWS", "AUDIT_RETENTION_DAYS",
 	"BINARY_MAX_SIZE", "UPDATE_URL", "PEER_URL",
 	"ACTIVITY_RETENTION_DAYS", "ACTIVITY_MAX_PER_FEED", "ACTIVITY_DIGEST_HOURS",
@@ -194,6 +196,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): CellarConfig {
 		scryptN,
 		kdfParallel: num("KDF_PARALLEL", Math.max(1, availableParallelism() - 1), { min: 1 }),
 		metrics: bool("METRICS", false),
+		metricsPort: text("METRICS_PORT") === undefined ? undefined : num("METRICS_PORT", 0, { min: 1, max: 65535 }),
 		mailFrom: text("MAIL_FROM") ?? "Cellar <no-reply@localhost>",
 		smtpUrl,
 		mailRetryDelay: num("MAIL_RETRY_DELAY", 30, { min: 1, max: 3600 }),

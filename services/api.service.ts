@@ -7,7 +7,8 @@
  * `tree.changed`, `usermeta.changed`, `versions.changed` and `datasources.changed` (drop cached reads and store handles).
  * Serves the LOCAL datasources this node holds to the other nodes at /_peer/store/ (signed with the cluster
  * secret; lib/peers/server) and announces its address for them as `peerUrl` in the node's metadata.
- * Emits nothing.
+ * Also answers GET /healthz and /readyz (anonymous: lib/gateway/health) and, with METRICS=true, GET /metrics
+ * (Prometheus: lib/metrics/gateway-metrics). Emits nothing.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway, { type ApiSettingsSchema, type ApiRouteSchema } from "moleculer-web";
@@ -40,6 +41,8 @@ import { PublicPages } from "../lib/web/public-page";
 import { PeerStoreServer } from "../lib/peers/server";
 import { PEER_SECRET_LABEL, advertisedPeerUrl, holds } from "../lib/peers/holder";
 import { openStore, type ObjectStore } from "../lib/storage";
+import { answerHealth, isHealthRequest } from "../lib/gateway/health";
+import { nodeProbes, type NodeProbes } from "../lib/gateway/probes";
 
 const cfg = loadConfig();
 // Set once the service exists: the request log goes through the service's logger (and its LOG_LEVEL).
@@ -294,6 +297,9 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		/** Answers from the response cache when it can; otherwise hands the request to moleculer-web. */
 		onRequest(this: GatewayThis, req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void) {
 			const url = req.url ?? "";
+			this.probes.metrics.track(req, res);
+			if (isHealthRequest(url)) return void answerHealth(req, res, this.probes.health);
+			if (url === "/metrics" || url.startsWith("/metrics?")) return this.answerMetrics(req, res);
 			const io = isS3Request(req.method, url, req.headers);
 			if (!this.serving) return this.answerStarting(req, res, io);
 			if (io) return void this.io.handle(req, res);
@@ -341,6 +347,20 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			if (req.method !== "POST") return lookup("");
 			if (req.headers["content-encoding"]) return next(req, res);
 			readBody(req, this.bodyLimit).then(lookup, (err) => this.writeError(req, res, err));
+		},
+
+		/** Prometheus' text of this node (404 when METRICS is off: nothing is collected then). */
+		answerMetrics(this: GatewayThis, req: Req, res: ServerResponse) {
+			req.resume();
+			if (!this.probes.metrics.enabled) return this.writeError(req, res, new NotFoundError("Metrics are disabled on this node: start it with METRICS=true", "metrics.disabled"));
+			this.probes.metrics.render().then(
+				(text) => {
+					res.setHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+					res.setHeader("Cache-Control", "no-store");
+					res.end(req.method === "HEAD" ? undefined : text);
+				},
+				(err) => this.writeError(req, res, err),
+			);
 		},
 
 		/** 503 + Retry-After while the node starts, in the caller's dialect (S3 XML on /io, Cells JSON elsewhere). */
@@ -450,9 +470,11 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			log: (line) => this.logger.warn(line),
 		});
 		this.announcePeerUrl(now.port);
+		this.probes = nodeProbes(this.broker, this.io.transfers, () => this.serving, now);
 	},
-	stopped(this: GatewayThis) {
+	async stopped(this: GatewayThis) {
 		this.sockets?.close();
+		await this.probes?.release();
 	},
 	started(this: GatewayThis) {
 		const addr = this.server?.address?.() as { port?: number } | null | undefined;
@@ -478,6 +500,7 @@ interface GatewayVars extends GatewayReadiness {
 	sockets: EventSocket;
 	peers: PeerStoreServer;
 	heldStores: Map<string, Promise<ObjectStore>>;
+	probes: NodeProbes;
 	server?: { address?: () => unknown };
 }
 interface GatewayMethods {
@@ -492,6 +515,7 @@ interface GatewayMethods {
 	optimizeAliasesOrder(): void;
 	remember(ctx: Context<unknown, Meta>, req: Req, data: unknown): unknown;
 	onRequest(req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void): void;
+	answerMetrics(req: Req, res: ServerResponse): void;
 }
 type GatewayThis = Service<ApiSettingsSchema> & GatewayVars & GatewayMethods;
 

@@ -7,6 +7,8 @@ import type { NodeInfo } from "../discovery/model";
 export interface ConfigActions {
 	/** The value at a path of the configuration tree (null: nothing there). */
 	"config.get": { params: { Path: string }; result: Json | null };
+	/** PUT /config/{FullPath} (administrators): validates, stores, then broadcasts `config.changed`. */
+	"config.putConfig": { params: { FullPath: string; Data: string }; result: { FullPath: string; Data: string } };
 	/** On the node it is called on (nodeID option). */
 	"discovery.nodeInfo": { params: Record<string, never>; result: NodeInfo };
 	"discovery.listFolders": { params: { Path: string }; result: FolderListing };

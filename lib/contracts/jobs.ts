@@ -3,9 +3,12 @@
 // `jobs.task.control` (Stop/Pause/Resume, broadcast so that it reaches the node running the task).
 import type { JobName } from "../jobs/params";
 import type { presentJob, presentTask } from "../jobs/model";
+import type { ListParams } from "../jobs/user-jobs";
 
 export interface JobsActions {
 	"jobs.create": { params: { JobName: JobName; JsonParameters?: string }; result: { JobUuid: string } };
+	/** POST /jobs/user: the caller's jobs (an administrator's Owner "*": everybody's), with their tasks. */
+	"jobs.list": { params: ListParams; result: { Jobs: ReturnType<typeof presentJob>[] } };
 }
 
 export interface JobTaskChanged {

@@ -5,6 +5,7 @@ import type { FlatCheck } from "../tree/operations";
 import type { ArchiveFormat } from "../jobs/params";
 import type { IndexNode } from "../search/index";
 import type { RootInfo } from "../search/query";
+import type { AdminListParams, adminList, adminStat } from "../tree/admin";
 
 /** `tree.locate`: where a user path lives, its node (null when absent) and, inside an archive file, that file. */
 export interface Located {
@@ -91,6 +92,9 @@ export interface TreeActions {
 	/** Deletes a cell's own folder (flagged CellNode) once no share roots on it any more. */
 	"tree.removeCellRoot": { params: { Uuid: string }; result: { Removed: number } };
 	/** Sets (or removes, when null) a metadata key of a node by uuid: the share service's `workspaces_shares`. */
+	/** POST /tree/admin/list and /stat (administrators): datasource paths `<datasource>/<path>`, hidden files included. */
+	"tree.adminList": { params: AdminListParams; result: Awaited<ReturnType<typeof adminList>> };
+	"tree.adminStat": { params: { Node: { Path?: string } }; result: Awaited<ReturnType<typeof adminStat>> };
 	"tree.setNodeMeta": { params: { Uuid: string; Key: string; Value: string | null }; result: { Updated: boolean } };
 }
 

@@ -1,6 +1,6 @@
 // users — internal actions other services call (contracts: lib/contracts/index.ts).
 import type { AuthInfo, UserAdmin } from "../identity/user-admin";
-import type { PublicUser } from "../identity/users";
+import type { PublicUser, UserQuery } from "../identity/users";
 
 export type { AuthInfo, PublicUser };
 
@@ -16,5 +16,7 @@ export interface UsersActions {
 	"users.byUuid": { params: { uuid: string }; result: PublicUser | null };
 	"users.createHidden": { params: { owner: { Login: string; GroupPath: string }; login: string; password: string }; result: { Uuid: string; Login: string } };
 	"users.deleteHidden": { params: { uuid: string }; result: { Deleted: boolean } };
+	/** POST /user: users and groups the caller may read (an administrator: every one), filtered by the queries. */
+	"users.search": { params: { Queries?: UserQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND"; CountOnly?: boolean }; result: Awaited<ReturnType<UserAdmin["search"]>> };
 	"users.ensureAdmin": { params: { login?: string; password?: string }; result: Awaited<ReturnType<UserAdmin["ensureAdmin"]>> };
 }

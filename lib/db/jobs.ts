@@ -288,6 +288,12 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 		return Number(r.n);
 	}
 
+	/** Tasks by status (the jobs queue's depth in /metrics). */
+	async countByStatus(): Promise<Record<string, number>> {
+		const rows = await this.db.kysely.selectFrom("tasks").select(["status", (eb) => eb.fn.countAll<number>().as("n")]).groupBy("status").execute();
+		return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+	}
+
 	/** Queued tasks, oldest first (what a node looks for after a restart). */
 	async queued(limit = 100): Promise<TaskRecord<S>[]> {
 		return (await this.db.kysely.selectFrom("tasks").selectAll().where("status", "=", QUEUED).orderBy("created").orderBy("id").limit(limit).execute()).map((r) => taskOf<S>(r));

@@ -63,6 +63,12 @@ function recordOf<M>(r: Selectable<MailQueueTable>): QueuedMail<M> {
 export class MailQueueRepo<M = unknown> {
 	constructor(private readonly db: Db) {}
 
+	/** Mails by status (the mail queue's depth in /metrics). */
+	async countByStatus(): Promise<Partial<Record<MailStatus, number>>> {
+		const rows = await this.db.kysely.selectFrom("mail_queue").select(["status", (eb) => eb.fn.countAll<number>().as("n")]).groupBy("status").execute();
+		return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+	}
+
 	/** Queues the mails, all or none; due at once. */
 	async enqueue(mails: NewQueuedMail<M>[], now: number): Promise<void> {
 		if (!mails.length) return;

@@ -60,3 +60,26 @@ export async function storeVersion(db: Db): Promise<string> {
 	const q = db.dialect === "sqlite" ? sql<{ v: string }>`select sqlite_version() as v` : sql<{ v: string }>`select version() as v`;
 	return (await q.execute(db.kysely)).rows[0]?.v ?? "";
 }
+
+/**
+ * A handle acquired at first use and kept (the gateway's readiness probe and metrics: a node whose other services
+ * already hold the store shares their handle); a failed open is tried again at the next use.
+ */
+export function lazyDatabase(opts: OpenOptions): { db(): Promise<Db>; release(): Promise<void> } {
+	let held: Promise<SharedDb> | undefined;
+	return {
+		db() {
+			if (!held) {
+				const p = acquireDatabase(opts);
+				held = p;
+				p.catch(() => held === p && (held = undefined));
+			}
+			return held.then((h) => h.db);
+		},
+		async release() {
+			const h = held;
+			held = undefined;
+			if (h) await (await h.catch(() => null))?.release();
+		},
+	};
+}

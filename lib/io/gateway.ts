@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { pipeline } from "node:stream/promises";
 import { Transform } from "node:stream";
+import { IoTransfers } from "./transfers";
 import { lookup as mimeLookup } from "mime-types";
 import type { Identity } from "../auth/identity";
 import type { ObjectStore } from "../storage/types";
@@ -113,6 +114,8 @@ function limited(body: NodeJS.ReadableStream, max: number): NodeJS.ReadableStrea
 }
 
 export class IoGateway {
+	/** Requests and bytes through /io (the gateway's /metrics). */
+	readonly transfers = new IoTransfers();
 	constructor(private readonly deps: IoDeps) {}
 
 	private async uploadLimit(): Promise<number> {
@@ -120,6 +123,7 @@ export class IoGateway {
 	}
 
 	async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+		this.transfers.track(req, res);
 		const requestId = randomBytes(8).toString("hex").toUpperCase();
 		const started = Date.now();
 		const path = (req.url ?? "/").split("?")[0];

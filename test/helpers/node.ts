@@ -24,7 +24,7 @@ export interface ApiResponse {
 	headers: Headers;
 }
 
-export async function startNode(opts: { services?: string[]; env?: Record<string, string>; logger?: BrokerOptions["logger"] } = {}): Promise<TestNode> {
+export async function startNode(opts: { services?: string[]; env?: Record<string, string>; logger?: BrokerOptions["logger"]; broker?: Partial<BrokerOptions> } = {}): Promise<TestNode> {
 	const dataDir = mkdtempSync(join(tmpdir(), "cellar-test-"));
 	const adminPassword = "Admin-Pass-1234";
 	const env: Record<string, string> = { DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ADMIN_LOGIN: "admin", ADMIN_PASSWORD: adminPassword, SCRYPT_N: "1024", LOG_LEVEL: "silent", ...opts.env };
@@ -33,7 +33,7 @@ export async function startNode(opts: { services?: string[]; env?: Record<string
 		saved[k] = process.env[k];
 		process.env[k] = v;
 	}
-	const broker = new ServiceBroker({ logger: opts.logger ?? false, requestTimeout: 10_000, validator: true });
+	const broker = new ServiceBroker({ logger: opts.logger ?? false, requestTimeout: 10_000, validator: true, ...opts.broker });
 	const files = opts.services ?? process.env.TEST_SERVICES?.split(",") ?? ["**/*"];
 	for (const f of files) broker.loadServices(join(__dirname, "..", "..", "services"), `${f}.service.ts`);
 	await broker.start();

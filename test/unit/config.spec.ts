@@ -57,6 +57,12 @@ describe("configuration", () => {
 		});
 	});
 
+	it("reads METRICS_PORT as a port, and refuses anything else", () => {
+		assert.equal(parseConfig({ METRICS: "true", METRICS_PORT: "9464" }).metricsPort, 9464);
+		assert.equal(parseConfig({}).metricsPort, undefined);
+		assert.throws(() => parseConfig({ METRICS_PORT: "metrics" }), /METRICS_PORT must be a whole number from 1 to 65535/);
+	});
+
 	it("applies the defaults the README states, for every variable it reads", () => {
 		const rows = readmeTable();
 		assert.deepEqual([...rows.keys()].sort(), [...VARIABLES].sort());
@@ -75,7 +81,7 @@ describe("configuration", () => {
 		for (const [name, field] of Object.entries(key) as [string, keyof CellarConfig][]) {
 			assert.equal(rows.get(name), `\`${String(defaults[field])}\``, name);
 		}
-		for (const name of ["TRANSPORTER", "MONGO_URI", "DATABASE_URL", "TRUSTED_PROXIES", "ALLOWED_LOCAL_FOLDERS", "SMTP_URL", "PUBLIC_URL", "UPDATE_URL"]) assert.equal(rows.get(name), "none", name);
+		for (const name of ["TRANSPORTER", "MONGO_URI", "DATABASE_URL", "TRUSTED_PROXIES", "ALLOWED_LOCAL_FOLDERS", "SMTP_URL", "PUBLIC_URL", "UPDATE_URL", "METRICS_PORT"]) assert.equal(rows.get(name), "none", name);
 		assert.equal(defaults.transporter ?? defaults.databaseUrl, undefined);
 		assert.deepEqual([defaults.trustedProxies, defaults.allowedLocalFolders], [[], []]);
 	});

@@ -9,6 +9,11 @@ import type { ActionName, EventName } from "../../lib/contracts";
 const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"tree.stat": true,
 	"config.get": true,
+	"config.putConfig": true,
+	"users.search": true,
+	"tree.adminList": true,
+	"tree.adminStat": true,
+	"jobs.list": true,
 	"discovery.nodeInfo": true,
 	"discovery.listFolders": true,
 	"discovery.createFolder": true,

@@ -22,6 +22,18 @@ onEveryBackend("JobsRepo (tasks, logs, pruning)", (h) => {
 		assert.equal(await repo.claim("p1", "n3"), false);
 	});
 
+	it("counts the tasks by status (the jobs queue depth /metrics shows)", async () => {
+		const before = await repo.countByStatus();
+		await repo.createTask(task("c1", "j2", 1, "Queued"));
+		await repo.createTask(task("c2", "j2", 2, "Queued"));
+		await repo.createTask(task("c3", "j2", 3, "Running"));
+		const after = await repo.countByStatus();
+		assert.equal((after.Queued ?? 0) - (before.Queued ?? 0), 2);
+		assert.equal((after.Running ?? 0) - (before.Running ?? 0), 1);
+		await repo.deleteTasks(["c1", "c2", "c3"]);
+		assert.deepEqual(await repo.countByStatus(), before);
+	});
+
 	it("lets one of two survivors take a dead node's task over", async () => {
 		await repo.createTask(task("d1", "j1", 2, "Running", "dead"));
 		const other = new JobsRepo(await h().second());

@@ -31,6 +31,13 @@ onEveryBackend("MailQueueRepo", (h) => {
 		assert.equal(await repo.nextDue(), T);
 	});
 
+	it("counts the mails by status (the queue depth /metrics shows)", async () => {
+		assert.deepEqual(await repo.countByStatus(), {});
+		await repo.enqueue([mail("a@x.io"), mail("b@x.io"), mail("c@x.io")], T);
+		await repo.claim("node-1", T + 1, 60_000, 1);
+		assert.deepEqual(await repo.countByStatus(), { queued: 2, sending: 1 });
+	});
+
 	it("gives a due mail to one claimer, counting the attempt; not-yet-due mails wait", async () => {
 		const [a, b] = [mail("a@x.io"), mail("b@x.io")];
 		await repo.enqueue([a], T);
