@@ -76,6 +76,24 @@ export type Candidates =
 	| { kind: "uuids"; uuids: string[] }
 	| { kind: "places"; places: { ds: string; path: string }[] };
 
+/** A scope read in path order: its range, without its recycle bin (datasource path) nor hidden nodes. */
+export interface WalkScope extends ScopeRange {
+	recycle: string;
+}
+
+/**
+ * A read in path order (SQLite: the (ds, path) index of `nodes`), a scope after the other in the order given, for
+ * queries the store can decide whole: every row it returns matches, so a page is its first rows and a count is
+ * exact. Candidates are tested per row against the set an FTS5 table returns (built once per statement), never
+ * joined: the walk reads rows in path order and stops at the page's end.
+ */
+export interface WalkQuery {
+	scopes: WalkScope[];
+	filter: RowFilter;
+	candidates: { kind: "scopes" } | { kind: "name"; literal: string } | { kind: "words"; words: string[] };
+	desc: boolean;
+}
+
 export interface RowQuery {
 	scopes: ScopeRange[];
 	filter: RowFilter;
@@ -238,6 +256,85 @@ export class SearchRepo {
 
 	// ---- reads ----
 
+	/** Whether `walk` and `countUpTo` are available: an index on (ds, path) to read in path order (SQLite). */
+	get canWalk(): boolean {
+		return !this.pg;
+	}
+
+	/**
+	 * How many rows a candidate list holds, in the whole index (not only the caller's scopes): the cost of reading
+	 * it. Reads the FTS posting lists alone (SQLite), the GIN index and the rows it points to (PostgreSQL).
+	 */
+	async candidateCount(c: Candidates): Promise<number> {
+		let q: RawBuilder<{ c: number }>;
+		if (c.kind === "name")
+			q = this.pg
+				? sql`select count(*) as c from search_names s where s.folded like ${`%${likeEscape(c.literal)}%`}`
+				: sql`select count(*) as c from search_names_fts where search_names_fts match ${ftsPhrase(c.literal)}`;
+		else if (c.kind === "words")
+			q = this.pg ? sql`select count(*) as c from search_text t where ${this.pgWords("t", c.words)}` : sql`select count(*) as c from search_text_fts where search_text_fts match ${ftsWords(c.words)}`;
+		else throw new Error(`candidateCount: not a candidate list (${c.kind})`);
+		const [r] = await this.run(q);
+		return Number(r.c);
+	}
+
+	/** The rows of scope `k` of a walk after path `after` (before it when descending), at most `limit`. */
+	async walk(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<SearchRow[]> {
+		const s = q.scopes[k];
+		const hit = q.candidates.kind === "words" ? sql`1` : sql`0`;
+		const key = after === undefined ? sql`` : q.desc ? sql`and n.path < ${after}` : sql`and n.path > ${after}`;
+		return this.run(sql<SearchRow>`select ${COLUMNS}, ${hit} as words_hit, 0 as either_hit from ${this.walkFrom(q, s)} ${key}
+			order by n.path ${q.desc ? sql`desc` : sql`asc`} limit ${limit}`);
+	}
+
+	/**
+	 * The number of rows of a walk, counted up to `cap` (the scopes must not overlap). With a candidate list, by
+	 * reading the candidates (FTS5 order) until `cap` of them are in a scope: cheaper than walking the scopes, whose
+	 * rows mostly do not match, when the matches are many; at worst every candidate once.
+	 */
+	async countUpTo(q: WalkQuery, cap: number): Promise<number> {
+		const c = q.candidates;
+		if (c.kind !== "scopes") {
+			const visible = sql.join(q.scopes.map((s) => sql`(${this.visibleIn(s)})`), sql` or `);
+			const from =
+				c.kind === "name"
+					? sql`search_names_fts f join search_names s on s.id = f.rowid join nodes n on n.uuid = s.uuid where search_names_fts match ${ftsPhrase(c.literal)}`
+					: sql`search_text_fts f join search_text t on t.id = f.rowid join nodes n on n.uuid = t.uuid where search_text_fts match ${ftsWords(c.words)}`;
+			const [r] = await this.run(sql<{ c: number }>`select count(*) as c from (select 1 from ${from} and (${visible}) ${this.filterSql(q.filter)} limit ${cap}) x`);
+			return Number(r.c);
+		}
+		let total = 0;
+		for (const s of q.scopes) {
+			if (total >= cap) break;
+			const [r] = await this.run(sql<{ c: number }>`select count(*) as c from (select 1 from nodes n indexed by nodes_ds_path_key where ${this.visibleIn(s)} ${this.filterSql(q.filter)} limit ${cap - total}) x`);
+			total += Number(r.c);
+		}
+		return total;
+	}
+
+	/** The rows of a walk's scope: `from` (nodes n, its matching candidate s or t) and the condition. */
+	private walkFrom(q: WalkQuery, s: WalkScope): RawBuilder<unknown> {
+		const c = q.candidates;
+		// The FTS rowids form a list built once per statement, tested (`+`: not used to drive the join) as each row
+		// of the walk comes: the walk stays in path order.
+		const from =
+			c.kind === "name"
+				? sql`nodes n indexed by nodes_ds_path_key join search_names s on s.uuid = n.uuid where +s.id in (select rowid from search_names_fts where search_names_fts match ${ftsPhrase(c.literal)}) and`
+				: c.kind === "words"
+					? sql`nodes n indexed by nodes_ds_path_key join search_text t on t.uuid = n.uuid where +t.id in (select rowid from search_text_fts where search_text_fts match ${ftsWords(c.words)}) and`
+					: sql`nodes n indexed by nodes_ds_path_key where`;
+		return sql`${from} ${this.visibleIn(s)} ${this.filterSql(q.filter)}`;
+	}
+
+	/** The nodes of a scope a search may return: in its range, not hidden, not in its recycle bin. */
+	private visibleIn(s: WalkScope): RawBuilder<unknown> {
+		const binLo = `${s.recycle}/`;
+		const binHi = prefixEnd(binLo);
+		const bin = binHi === undefined ? sql`n.path >= ${binLo}` : sql`(n.path >= ${binLo} and n.path < ${binHi})`;
+		// Hidden: a path segment that starts with a dot (lib/search isHiddenPath). LIKE: '.' and '/' are literal.
+		return sql`${this.rangeSql(s)} and n.path not like '.%' and n.path not like '%/.%' and n.path <> ${s.recycle} and not ${bin}`;
+	}
+
 	/** The rows of a query, `pageSize` at a time, in no particular order (the caller orders its hits). */
 	async *rows(q: RowQuery, pageSize = 2000): AsyncGenerator<SearchRow[]> {
 		if (!q.scopes.length) return;
@@ -321,7 +418,9 @@ export class SearchRepo {
 		if (f.minDate !== undefined) parts.push(sql`n.mtime >= ${f.minDate}`);
 		if (f.maxDate !== undefined) parts.push(sql`n.mtime <= ${f.maxDate}`);
 		if (f.etag !== undefined) parts.push(sql`n.etag = ${f.etag}`);
-		if (f.exts) parts.push(sql`n.type = 'LEAF' and exists (select 1 from search_names s where s.uuid = n.uuid and s.ext in (${sql.join(f.exts.length ? f.exts : [""])}))`);
+		// search_names.ext is the part after the last dot, or the whole name without one; with a dot after the first
+		// character (`_%.%`) it is the extension lib/search compares (extensionOf): the test is exact.
+		if (f.exts) parts.push(sql`n.type = 'LEAF' and exists (select 1 from search_names s where s.uuid = n.uuid and s.ext in (${sql.join(f.exts.length ? f.exts : [""])}) and s.folded like '_%.%')`);
 		for (const group of f.metaKeys ?? []) {
 			// The key as it appears in the JSON text of nodes.meta; ASCII case folded by LIKE (SQLite) / ILIKE.
 			const likes = group.map((k) => (this.pg ? sql`n.meta ilike ${`%${likeEscape(JSON.stringify(k))}:%`}` : sql`n.meta like ${`%${likeEscape(JSON.stringify(k))}:%`} escape '\\'`));

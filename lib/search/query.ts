@@ -9,7 +9,7 @@
 import { BadRequestError } from "../errors";
 import { splitPath, joinPath } from "../tree/paths";
 import { baseName, COLLECTION, depthOf, extensionOf, isHiddenPath, LEAF, metaValues } from "./index";
-import type { Candidates, RowQuery, SearchRow } from "../db/search";
+import type { Candidates, RowQuery, SearchRow, WalkQuery } from "../db/search";
 import { MIN_NAME_LITERAL } from "../db/search";
 import { queryWords } from "./content";
 import { escapeRegExp, foldText } from "../strings";
@@ -370,6 +370,10 @@ export interface Hit {
 /** Where rows come from (lib/db SearchRepo). */
 export interface RowSource {
 	rows(q: RowQuery, pageSize?: number): AsyncIterable<SearchRow[]>;
+	readonly canWalk?: boolean;
+	candidateCount?(c: Candidates): Promise<number>;
+	walk?(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<SearchRow[]>;
+	countUpTo?(q: WalkQuery, cap: number): Promise<number>;
 }
 
 /**
@@ -377,7 +381,23 @@ export interface RowSource {
  * answers must not depend on the access path). `pageSize`: rows per statement; small, because on SQLite a
  * statement holds the event loop while it runs.
  */
-export const tuning = { useCandidates: true, pageSize: 500 };
+export const tuning = {
+	useCandidates: true,
+	pageSize: 500,
+	/**
+	 * Walks (reads in path order, stopping at the page's end) are used for queries the store decides whole, unless
+	 * their candidate list holds at most this many rows (then reading them all and ordering them here is cheaper).
+	 * `useWalks: false` never walks (the tests compare both).
+	 */
+	useWalks: true,
+	walkAbove: 2000,
+	/**
+	 * When the store decides the whole query, matches are counted up to max(totalBound, From+Size+1) and Total is
+	 * that count: exact below the bound, "at least this many" at it (Elasticsearch's track_total_hits). A client
+	 * paging until From reaches Total sees every match: a full page always leaves Total above its end.
+	 */
+	totalBound: 1000,
+};
 
 function scopesFor(roots: RootInfo[], prefixes: string[] | undefined): Scope[] {
 	const readable = roots.filter((r) => r.read !== false);
@@ -539,6 +559,17 @@ function candidatesFor(c: CompiledQuery, roots: RootInfo[]): Candidates {
 }
 
 /**
+ * Whether the store decides the whole query (lib/db SearchRepo.walk): a candidate list it tests exactly (a name
+ * literal without wildcards, words), bounds and extensions it applies in SQL, nothing checked only here.
+ */
+function storeDecides(c: CompiledQuery, cand: Candidates): cand is WalkQuery["candidates"] {
+	if (c.not || c.uuids || c.paths || c.depth !== undefined || c.free || c.geo || c.nameOrContent) return false;
+	if (cand.kind === "name") return !c.words && !!c.name?.exact;
+	if (cand.kind === "words") return !c.name;
+	return cand.kind === "scopes" && !c.name && !c.words;
+}
+
+/**
  * Runs a compiled query for a caller whose workspaces are `roots`: only nodes below a readable root (not the roots
  * themselves, nothing hidden, nothing in a recycle bin). Returns the total number of matches and the asked page.
  */
@@ -626,6 +657,9 @@ export async function runSearch(source: RowSource, c: CompiledQuery, roots: Root
 		hits: { words: c.words, either: c.nameOrContent?.words.length ? c.nameOrContent.words : undefined },
 	};
 
+	const walked = await walkSearch(source, c, scopes, rankOf, q, opts, matches, scopeOf);
+	if (walked) return walked;
+
 	const top = new TopK(opts.from + opts.size, comparator(opts.sort ?? "path", opts.desc ?? false));
 	let total = 0;
 	// A node two scopes both hold (overlapping workspaces) comes once per scope from a scope read: it counts in
@@ -651,6 +685,54 @@ export async function runSearch(source: RowSource, c: CompiledQuery, roots: Root
 		.slice(opts.from)
 		.map((h) => ({ node: h.node, root: byRank[h.rank].root }));
 	return { total, hits };
+}
+
+/**
+ * The walk (see tuning): when the store decides the whole query, the results come in path order from the
+ * (ds, path) index, scope after scope in rank order, and the search stops at the page's end instead of reading
+ * every match; Total is a bounded count. Undefined when the query or the store does not allow it.
+ */
+async function walkSearch(
+	source: RowSource,
+	c: CompiledQuery,
+	scopes: Scope[],
+	rankOf: number[],
+	q: RowQuery,
+	opts: SearchOptions,
+	matches: (n: HitNode, s: Scope) => boolean,
+	scopeOf: (n: HitNode) => number,
+): Promise<{ total: number; hits: Hit[] } | undefined> {
+	if (!tuning.useWalks || !source.canWalk || !source.walk || !source.countUpTo || !source.candidateCount) return undefined;
+	if ((opts.sort ?? "path") !== "path" || !storeDecides(c, q.candidates)) return undefined;
+	// Nested scopes (a workspace inside another) would show a node twice: the general path counts it once.
+	const inside = (a: Scope, b: Scope) => a.ds === b.ds && (b.prefix === "" || a.prefix === b.prefix || a.prefix.startsWith(`${b.prefix}/`));
+	if (scopes.some((a, i) => scopes.some((b, j) => i !== j && inside(a, b)))) return undefined;
+	if (q.candidates.kind !== "scopes" && (await source.candidateCount(q.candidates)) <= tuning.walkAbove) return undefined;
+	const desc = opts.desc ?? false;
+	const order = scopes.map((_, k) => k).sort((a, b) => (desc ? rankOf[b] - rankOf[a] : rankOf[a] - rankOf[b]));
+	const wq: WalkQuery = { scopes: order.map((k) => ({ ds: scopes[k].ds, prefix: scopes[k].prefix, recycle: scopes[k].recycle })), filter: q.filter, candidates: q.candidates, desc };
+	const need = opts.from + opts.size;
+	const hits: Hit[] = [];
+	let seen = 0;
+	for (let i = 0; i < order.length && seen < need; i++) {
+		const k = order[i];
+		const s = scopes[k];
+		for (let after: string | undefined; seen < need; ) {
+			const limit = Math.min(tuning.pageSize, need - seen);
+			const rows = await source.walk(wq, i, after, limit);
+			for (const row of rows) {
+				const n = row as HitNode;
+				n.lname = foldText(n.name);
+				// The store decided; this only guards against a difference between its test and this one.
+				if (scopeOf(n) !== k || !matches(n, s)) continue;
+				if (seen++ >= opts.from) hits.push({ node: n, root: s.root });
+			}
+			if (rows.length < limit) break;
+			after = rows[rows.length - 1].path;
+		}
+	}
+	const total = await source.countUpTo(wq, Math.max(tuning.totalBound, need + 1));
+	return { total: Math.max(total, seen), hits };
 }
 
 /** A hit as Cells' treeNode, in the caller's user path, with the workspace metas Cells adds to search results. */
