@@ -294,19 +294,16 @@ export class SearchRepo {
 	 */
 	async countUpTo(q: WalkQuery, cap: number): Promise<number> {
 		const c = q.candidates;
-		if (c.kind !== "scopes") {
+		if (c.kind === "words") {
 			const visible = sql.join(q.scopes.map((s) => sql`(${this.visibleIn(s)})`), sql` or `);
-			const from =
-				c.kind === "name"
-					? sql`search_names_fts f join search_names s on s.id = f.rowid join nodes n on n.uuid = s.uuid where search_names_fts match ${ftsPhrase(c.literal)}`
-					: sql`search_text_fts f join search_text t on t.id = f.rowid join nodes n on n.uuid = t.uuid where search_text_fts match ${ftsWords(c.words)}`;
-			const [r] = await this.run(sql<{ c: number }>`select count(*) as c from (select 1 from ${from} and (${visible}) ${this.filterSql(q.filter)} limit ${cap}) x`);
+			const [r] = await this.run(sql<{ c: number }>`select count(*) as c from (select 1 from search_text_fts f join search_text t on t.id = f.rowid join nodes n on n.uuid = t.uuid
+				where search_text_fts match ${ftsWords(c.words)} and (${visible}) ${this.filterSql(q.filter)} limit ${cap}) x`);
 			return Number(r.c);
 		}
 		let total = 0;
 		for (const s of q.scopes) {
 			if (total >= cap) break;
-			const [r] = await this.run(sql<{ c: number }>`select count(*) as c from (select 1 from nodes n indexed by nodes_ds_path_key where ${this.visibleIn(s)} ${this.filterSql(q.filter)} limit ${cap - total}) x`);
+			const [r] = await this.run(sql<{ c: number }>`select count(*) as c from (select 1 from ${this.walkFrom(q, s)} limit ${cap - total}) x`);
 			total += Number(r.c);
 		}
 		return total;
@@ -317,9 +314,14 @@ export class SearchRepo {
 		const c = q.candidates;
 		// The FTS rowids form a list built once per statement, tested (`+`: not used to drive the join) as each row
 		// of the walk comes: the walk stays in path order.
+		// An ASCII literal is first looked for in the path (read from the index: most rows of the walk are left without
+		// reading them) and in the name, ASCII case folded by LIKE, unless the name has a non-ASCII character (its
+		// folded form may differ from it): a superset of the names whose folded form contains it, tested for free.
+		const like = c.kind === "name" && /^[\x20-\x7e]+$/.test(c.literal) ? `%${likeEscape(c.literal)}%` : undefined;
+		const pre = like === undefined ? sql`` : sql`n.path like ${like} escape '\\' and (n.name like ${like} escape '\\' or n.name glob '*[^ -~]*') and`;
 		const from =
 			c.kind === "name"
-				? sql`nodes n indexed by nodes_ds_path_key join search_names s on s.uuid = n.uuid where +s.id in (select rowid from search_names_fts where search_names_fts match ${ftsPhrase(c.literal)}) and`
+				? sql`nodes n indexed by nodes_ds_path_key join search_names s on s.uuid = n.uuid where ${pre} +s.id in (select rowid from search_names_fts where search_names_fts match ${ftsPhrase(c.literal)}) and`
 				: c.kind === "words"
 					? sql`nodes n indexed by nodes_ds_path_key join search_text t on t.uuid = n.uuid where +t.id in (select rowid from search_text_fts where search_text_fts match ${ftsWords(c.words)}) and`
 					: sql`nodes n indexed by nodes_ds_path_key where`;
