@@ -256,7 +256,7 @@ export class SearchRepo {
 
 	// ---- reads ----
 
-	/** Whether `walk` and `countUpTo` are available: an index on (ds, path) to read in path order (SQLite). */
+	/** Whether `walk` and `walkRows` are available: an index on (ds, path) to read in path order (SQLite). */
 	get canWalk(): boolean {
 		return !this.pg;
 	}
@@ -278,35 +278,21 @@ export class SearchRepo {
 		return Number(r.c);
 	}
 
-	/** The rows of scope `k` of a walk after path `after` (before it when descending), at most `limit`. */
-	async walk(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<SearchRow[]> {
-		const s = q.scopes[k];
-		const hit = q.candidates.kind === "words" ? sql`1` : sql`0`;
+	/**
+	 * The next rows of scope `k` of a walk after path `after` (before it when descending), at most `limit`: their
+	 * uuids and paths only (a walk counts far more rows than it returns; `walkRows` reads the page's).
+	 */
+	async walk(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<{ uuid: string; path: string }[]> {
 		const key = after === undefined ? sql`` : q.desc ? sql`and n.path < ${after}` : sql`and n.path > ${after}`;
-		return this.run(sql<SearchRow>`select ${COLUMNS}, ${hit} as words_hit, 0 as either_hit from ${this.walkFrom(q, s)} ${key}
+		return this.run(sql<{ uuid: string; path: string }>`select n.uuid, n.path from ${this.walkFrom(q, q.scopes[k])} ${key}
 			order by n.path ${q.desc ? sql`desc` : sql`asc`} limit ${limit}`);
 	}
 
-	/**
-	 * The number of rows of a walk, counted up to `cap` (the scopes must not overlap). With a candidate list, by
-	 * reading the candidates (FTS5 order) until `cap` of them are in a scope: cheaper than walking the scopes, whose
-	 * rows mostly do not match, when the matches are many; at worst every candidate once.
-	 */
-	async countUpTo(q: WalkQuery, cap: number): Promise<number> {
-		const c = q.candidates;
-		if (c.kind === "words") {
-			const visible = sql.join(q.scopes.map((s) => sql`(${this.visibleIn(s)})`), sql` or `);
-			const [r] = await this.run(sql<{ c: number }>`select count(*) as c from (select 1 from search_text_fts f join search_text t on t.id = f.rowid join nodes n on n.uuid = t.uuid
-				where search_text_fts match ${ftsWords(c.words)} and (${visible}) ${this.filterSql(q.filter)} limit ${cap}) x`);
-			return Number(r.c);
-		}
-		let total = 0;
-		for (const s of q.scopes) {
-			if (total >= cap) break;
-			const [r] = await this.run(sql<{ c: number }>`select count(*) as c from (select 1 from ${this.walkFrom(q, s)} limit ${cap - total}) x`);
-			total += Number(r.c);
-		}
-		return total;
+	/** The rows of nodes a walk returned (at most 1000), in no particular order. */
+	async walkRows(q: WalkQuery, uuids: string[]): Promise<SearchRow[]> {
+		if (!uuids.length) return [];
+		const hit = q.candidates.kind === "words" ? sql`1` : sql`0`;
+		return this.run(sql<SearchRow>`select ${COLUMNS}, ${hit} as words_hit, 0 as either_hit from nodes n where n.uuid in (${sql.join(uuids)})`);
 	}
 
 	/** The rows of a walk's scope: `from` (nodes n, its matching candidate s or t) and the condition. */

@@ -372,8 +372,8 @@ export interface RowSource {
 	rows(q: RowQuery, pageSize?: number): AsyncIterable<SearchRow[]>;
 	readonly canWalk?: boolean;
 	candidateCount?(c: Candidates): Promise<number>;
-	walk?(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<SearchRow[]>;
-	countUpTo?(q: WalkQuery, cap: number): Promise<number>;
+	walk?(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<{ uuid: string; path: string }[]>;
+	walkRows?(q: WalkQuery, uuids: string[]): Promise<SearchRow[]>;
 }
 
 /**
@@ -702,7 +702,7 @@ async function walkSearch(
 	matches: (n: HitNode, s: Scope) => boolean,
 	scopeOf: (n: HitNode) => number,
 ): Promise<{ total: number; hits: Hit[] } | undefined> {
-	if (!tuning.useWalks || !source.canWalk || !source.walk || !source.countUpTo || !source.candidateCount) return undefined;
+	if (!tuning.useWalks || !source.canWalk || !source.walk || !source.walkRows || !source.candidateCount) return undefined;
 	if ((opts.sort ?? "path") !== "path" || !storeDecides(c, q.candidates)) return undefined;
 	// Nested scopes (a workspace inside another) would show a node twice: the general path counts it once.
 	const inside = (a: Scope, b: Scope) => a.ds === b.ds && (b.prefix === "" || a.prefix === b.prefix || a.prefix.startsWith(`${b.prefix}/`));
@@ -711,28 +711,31 @@ async function walkSearch(
 	const desc = opts.desc ?? false;
 	const order = scopes.map((_, k) => k).sort((a, b) => (desc ? rankOf[b] - rankOf[a] : rankOf[a] - rankOf[b]));
 	const wq: WalkQuery = { scopes: order.map((k) => ({ ds: scopes[k].ds, prefix: scopes[k].prefix, recycle: scopes[k].recycle })), filter: q.filter, candidates: q.candidates, desc };
+	// One pass: the walk counts up to the bound and keeps the page's uuids, then the page's rows are read.
 	const need = opts.from + opts.size;
-	const hits: Hit[] = [];
-	let seen = 0;
-	for (let i = 0; i < order.length && seen < need; i++) {
-		const k = order[i];
-		const s = scopes[k];
-		for (let after: string | undefined; seen < need; ) {
-			const limit = Math.min(tuning.pageSize, need - seen);
+	const bound = Math.max(tuning.totalBound, need + 1);
+	const page: { uuid: string; k: number }[] = [];
+	let total = 0;
+	for (let i = 0; i < order.length && total < bound; i++) {
+		for (let after: string | undefined; total < bound; ) {
+			const limit = Math.min(tuning.pageSize, bound - total);
 			const rows = await source.walk(wq, i, after, limit);
-			for (const row of rows) {
-				const n = row as HitNode;
-				n.lname = foldText(n.name);
-				// The store decided; this only guards against a difference between its test and this one.
-				if (scopeOf(n) !== k || !matches(n, s)) continue;
-				if (seen++ >= opts.from) hits.push({ node: n, root: s.root });
-			}
+			for (const row of rows) if (total++ >= opts.from && page.length < opts.size) page.push({ uuid: row.uuid, k: order[i] });
 			if (rows.length < limit) break;
 			after = rows[rows.length - 1].path;
 		}
 	}
-	const total = await source.countUpTo(wq, Math.max(tuning.totalBound, need + 1));
-	return { total: Math.max(total, seen), hits };
+	const byUuid = new Map((await source.walkRows(wq, page.map((p) => p.uuid))).map((r) => [r.uuid, r as HitNode]));
+	const hits: Hit[] = [];
+	for (const { uuid, k } of page) {
+		const n = byUuid.get(uuid);
+		// Gone since the walk, or (a guard) a difference between the store's test and this one.
+		if (!n) continue;
+		n.lname = foldText(n.name);
+		if (scopeOf(n) !== k || !matches(n, scopes[k])) continue;
+		hits.push({ node: n, root: scopes[k].root });
+	}
+	return { total, hits };
 }
 
 /** A hit as Cells' treeNode, in the caller's user path, with the workspace metas Cells adds to search results. */
