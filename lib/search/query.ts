@@ -396,7 +396,7 @@ export const tuning = {
 	 * that count: exact below the bound, "at least this many" at it (Elasticsearch's track_total_hits). A client
 	 * paging until From reaches Total sees every match: a full page always leaves Total above its end.
 	 */
-	totalBound: 500,
+	totalBound: 250,
 };
 
 function scopesFor(roots: RootInfo[], prefixes: string[] | undefined): Scope[] {
