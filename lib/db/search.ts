@@ -288,6 +288,30 @@ export class SearchRepo {
 			order by n.path ${q.desc ? sql`desc` : sql`asc`} limit ${limit}`);
 	}
 
+	/**
+	 * A walk's rows from its candidate list instead (every candidate read, then ordered by the store): the first
+	 * `limit` as a walk would return them (`k`: the index of their scope), and their number counted up to `cap`.
+	 * For short candidate lists, and on PostgreSQL (no index on paths to walk).
+	 */
+	async sortedCandidates(q: WalkQuery, limit: number, cap: number): Promise<{ rows: { uuid: string; path: string; k: number }[]; total: number }> {
+		const c = q.candidates;
+		if (c.kind === "scopes") throw new Error("sortedCandidates: not a candidate list");
+		let from: RawBuilder<unknown>;
+		if (c.kind === "name")
+			from = this.pg
+				? sql`search_names s join nodes n on n.uuid = s.uuid where s.folded like ${`%${likeEscape(c.literal)}%`}`
+				: sql`search_names_fts f join search_names s on s.id = f.rowid join nodes n on n.uuid = s.uuid where search_names_fts match ${ftsPhrase(c.literal)}`;
+		else
+			from = this.pg
+				? sql`search_text t join nodes n on n.uuid = t.uuid where ${this.pgWords("t", c.words)}`
+				: sql`search_text_fts f join search_text t on t.id = f.rowid join nodes n on n.uuid = t.uuid where search_text_fts match ${ftsWords(c.words)}`;
+		const k = sql`case ${sql.join(q.scopes.map((s, i) => sql`when ${this.visibleIn(s)} then ${sql.lit(i)}`), sql` `)} end`;
+		const where = sql`${from} and (${sql.join(q.scopes.map((s) => sql`(${this.visibleIn(s)})`), sql` or `)}) ${this.filterSql(q.filter)}`;
+		const rows = await this.run(sql<{ uuid: string; path: string; k: number }>`select n.uuid, n.path, ${k} as k from ${where} order by 3, n.path ${q.desc ? sql`desc` : sql`asc`} limit ${limit}`);
+		const [t] = await this.run(sql<{ c: number }>`select count(*) as c from (select 1 from ${where} limit ${cap}) x`);
+		return { rows: rows.map((r) => ({ ...r, k: Number(r.k) })), total: Number(t.c) };
+	}
+
 	/** The rows of nodes a walk returned (at most 1000), in no particular order. */
 	async walkRows(q: WalkQuery, uuids: string[]): Promise<SearchRow[]> {
 		if (!uuids.length) return [];

@@ -374,6 +374,7 @@ export interface RowSource {
 	candidateCount?(c: Candidates): Promise<number>;
 	walk?(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<{ uuid: string; path: string }[]>;
 	walkRows?(q: WalkQuery, uuids: string[]): Promise<SearchRow[]>;
+	sortedCandidates?(q: WalkQuery, limit: number, cap: number): Promise<{ rows: { uuid: string; path: string; k: number }[]; total: number }>;
 }
 
 /**
@@ -702,24 +703,31 @@ async function walkSearch(
 	matches: (n: HitNode, s: Scope) => boolean,
 	scopeOf: (n: HitNode) => number,
 ): Promise<{ total: number; hits: Hit[] } | undefined> {
-	if (!tuning.useWalks || !source.canWalk || !source.walk || !source.walkRows || !source.candidateCount) return undefined;
+	if (!tuning.useWalks || !source.walkRows || !source.candidateCount) return undefined;
 	if ((opts.sort ?? "path") !== "path" || !storeDecides(c, q.candidates)) return undefined;
 	// Nested scopes (a workspace inside another) would show a node twice: the general path counts it once.
 	const inside = (a: Scope, b: Scope) => a.ds === b.ds && (b.prefix === "" || a.prefix === b.prefix || a.prefix.startsWith(`${b.prefix}/`));
 	if (scopes.some((a, i) => scopes.some((b, j) => i !== j && inside(a, b)))) return undefined;
-	if (q.candidates.kind !== "scopes" && (await source.candidateCount(q.candidates)) <= tuning.walkAbove) return undefined;
+	const cand = q.candidates;
+	const sorted = cand.kind !== "scopes" && !!source.sortedCandidates && (!source.canWalk || (await source.candidateCount(cand)) <= tuning.walkAbove);
+	if (!sorted && (!source.canWalk || !source.walk)) return undefined;
 	const desc = opts.desc ?? false;
 	const order = scopes.map((_, k) => k).sort((a, b) => (desc ? rankOf[b] - rankOf[a] : rankOf[a] - rankOf[b]));
-	const wq: WalkQuery = { scopes: order.map((k) => ({ ds: scopes[k].ds, prefix: scopes[k].prefix, recycle: scopes[k].recycle })), filter: q.filter, candidates: q.candidates, desc };
-	// One pass: the walk counts up to the bound and keeps the page's uuids, then the page's rows are read.
+	const wq: WalkQuery = { scopes: order.map((k) => ({ ds: scopes[k].ds, prefix: scopes[k].prefix, recycle: scopes[k].recycle })), filter: q.filter, candidates: cand as WalkQuery["candidates"], desc };
 	const need = opts.from + opts.size;
 	const bound = Math.max(tuning.totalBound, need + 1);
 	const page: { uuid: string; k: number }[] = [];
 	let total = 0;
-	for (let i = 0; i < order.length && total < bound; i++) {
+	if (sorted) {
+		const r = await source.sortedCandidates!(wq, need, bound);
+		for (const row of r.rows.slice(opts.from)) page.push({ uuid: row.uuid, k: order[row.k] });
+		total = r.total;
+	}
+	// Otherwise one pass: the walk counts up to the bound and keeps the page's uuids; then the page's rows are read.
+	for (let i = 0; !sorted && i < order.length && total < bound; i++) {
 		for (let after: string | undefined; total < bound; ) {
 			const limit = Math.min(tuning.pageSize, bound - total);
-			const rows = await source.walk(wq, i, after, limit);
+			const rows = await source.walk!(wq, i, after, limit);
 			for (const row of rows) if (total++ >= opts.from && page.length < opts.size) page.push({ uuid: row.uuid, k: order[i] });
 			if (rows.length < limit) break;
 			after = rows[rows.length - 1].path;
