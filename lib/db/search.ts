@@ -15,6 +15,9 @@
 // - a scope's subtree (no candidate list): SQLite's (ds, path) index, keyed on path; PostgreSQL has no btree on
 //   path (paths may exceed a btree entry, see 0001) and walks the primary key in uuid order with the range as a filter.
 // Uuids and exact paths (at most 1000 each, checked by lib/search/query) come in one page.
+// Queries it decides whole (WalkQuery) are read in path order instead, stopping early: `walk` (SQLite's (ds, path)
+// index, candidates tested against a rowid list the FTS5 table gives once per statement) or `sortedCandidates`
+// (the candidates ordered in SQL: short lists, and PostgreSQL), then `walkRows` for the page's rows alone.
 import { sql, type RawBuilder } from "kysely";
 import type { Db } from "./index";
 import { prefixEnd } from "./sql";

@@ -6,6 +6,8 @@
 // every row it returns is checked here against the whole query (wildcards, hidden paths, recycle bins, depth,
 // metadata, geo, Not), so that the answer does not depend on which access path the store took. Rows come a page
 // at a time: the memory of a search is a page plus the From+Size best hits, whatever the number of nodes.
+// A query the store can decide whole (a plain name literal or words, bounds, type, extension), in path order, is
+// answered by the store itself instead (walkSearch): it reads the page, not every match, and counts to a bound.
 import { BadRequestError } from "../errors";
 import { splitPath, joinPath } from "../tree/paths";
 import { baseName, COLLECTION, depthOf, extensionOf, isHiddenPath, LEAF, metaValues } from "./index";
@@ -386,9 +388,10 @@ export const tuning = {
 	useCandidates: true,
 	pageSize: 500,
 	/**
-	 * Walks (reads in path order, stopping at the page's end) are used for queries the store decides whole, unless
-	 * their candidate list holds at most this many rows (then reading them all and ordering them here is cheaper).
-	 * `useWalks: false` never walks (the tests compare both).
+	 * Queries the store decides whole (storeDecides) are answered by it, path-ordered, reading only the page's rows:
+	 * by a walk of the (ds, path) index that stops at the bound (SQLite), or, when the candidate list holds at most
+	 * `walkAbove` rows (and always on PostgreSQL), by ordering the candidates in SQL. `useWalks: false` leaves every
+	 * query to the general path (the tests compare them).
 	 */
 	useWalks: true,
 	walkAbove: 2000,
@@ -689,9 +692,10 @@ export async function runSearch(source: RowSource, c: CompiledQuery, roots: Root
 }
 
 /**
- * The walk (see tuning): when the store decides the whole query, the results come in path order from the
- * (ds, path) index, scope after scope in rank order, and the search stops at the page's end instead of reading
- * every match; Total is a bounded count. Undefined when the query or the store does not allow it.
+ * When the store decides the whole query (see tuning): the page comes path-ordered from the store, scope after
+ * scope in rank order, from a walk of the (ds, path) index that stops at the bound, or from the candidates ordered
+ * in SQL; only the page's rows are read whole, and Total is a bounded count. Undefined when the query, its order
+ * or the store does not allow it (the general path then reads every match).
  */
 async function walkSearch(
 	source: RowSource,
