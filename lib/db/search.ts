@@ -292,11 +292,11 @@ export class SearchRepo {
 	}
 
 	/**
-	 * A walk's rows from its candidate list instead (every candidate read, then ordered by the store): the first
-	 * `limit` as a walk would return them (`k`: the index of their scope), and their number counted up to `cap`.
-	 * For short candidate lists, and on PostgreSQL (no index on paths to walk).
+	 * A walk's rows from its candidate list instead (every candidate read once, ordered by the store): the first
+	 * `limit` as a walk would return them (`k`: the index of their scope), and their exact number. For short
+	 * candidate lists, and on PostgreSQL (no index on paths to walk).
 	 */
-	async sortedCandidates(q: WalkQuery, limit: number, cap: number): Promise<{ rows: { uuid: string; path: string; k: number }[]; total: number }> {
+	async sortedCandidates(q: WalkQuery, limit: number): Promise<{ rows: { uuid: string; path: string; k: number }[]; total: number }> {
 		const c = q.candidates;
 		if (c.kind === "scopes") throw new Error("sortedCandidates: not a candidate list");
 		let from: RawBuilder<unknown>;
@@ -310,9 +310,13 @@ export class SearchRepo {
 				: sql`search_text_fts f join search_text t on t.id = f.rowid join nodes n on n.uuid = t.uuid where search_text_fts match ${ftsWords(c.words)}`;
 		const k = sql`case ${sql.join(q.scopes.map((s, i) => sql`when ${this.visibleIn(s)} then ${sql.lit(i)}`), sql` `)} end`;
 		const where = sql`${from} and (${sql.join(q.scopes.map((s) => sql`(${this.visibleIn(s)})`), sql` or `)}) ${this.filterSql(q.filter)}`;
-		const rows = await this.run(sql<{ uuid: string; path: string; k: number }>`select n.uuid, n.path, ${k} as k from ${where} order by 3, n.path ${q.desc ? sql`desc` : sql`asc`} limit ${limit}`);
-		const [t] = await this.run(sql<{ c: number }>`select count(*) as c from (select 1 from ${where} limit ${cap}) x`);
-		return { rows: rows.map((r) => ({ ...r, k: Number(r.k) })), total: Number(t.c) };
+		// The count over every row comes with the page, from the same read.
+		const rows = await this.run(
+			sql<{ uuid: string; path: string; k: number; total: number }>`select n.uuid, n.path, ${k} as k, count(*) over () as total from ${where} order by 3, n.path ${q.desc ? sql`desc` : sql`asc`} limit ${limit}`,
+		);
+		if (rows.length) return { rows: rows.map((r) => ({ uuid: r.uuid, path: r.path, k: Number(r.k) })), total: Number(rows[0].total) };
+		const [t] = await this.run(sql<{ c: number }>`select count(*) as c from ${where}`);
+		return { rows: [], total: Number(t.c) };
 	}
 
 	/** The rows of nodes a walk returned (at most 1000), in no particular order. */

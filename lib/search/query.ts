@@ -376,7 +376,7 @@ export interface RowSource {
 	candidateCount?(c: Candidates): Promise<number>;
 	walk?(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<{ uuid: string; path: string }[]>;
 	walkRows?(q: WalkQuery, uuids: string[]): Promise<SearchRow[]>;
-	sortedCandidates?(q: WalkQuery, limit: number, cap: number): Promise<{ rows: { uuid: string; path: string; k: number }[]; total: number }>;
+	sortedCandidates?(q: WalkQuery, limit: number): Promise<{ rows: { uuid: string; path: string; k: number }[]; total: number }>;
 }
 
 /**
@@ -390,13 +390,13 @@ export const tuning = {
 	/**
 	 * Queries the store decides whole (storeDecides) are answered by it, path-ordered, reading only the page's rows:
 	 * by a walk of the (ds, path) index that stops at the bound (SQLite), or, when the candidate list holds at most
-	 * `walkAbove` rows (and always on PostgreSQL), by ordering the candidates in SQL. `useWalks: false` leaves every
+	 * `walkAbove` rows (and always on PostgreSQL), by ordering the candidates in SQL (an exact Total). `useWalks: false` leaves every
 	 * query to the general path (the tests compare them).
 	 */
 	useWalks: true,
 	walkAbove: 2000,
 	/**
-	 * When the store decides the whole query, matches are counted up to max(totalBound, From+Size+1) and Total is
+	 * When a walk answers, matches are counted up to max(totalBound, From+Size+1) and Total is
 	 * that count: exact below the bound, "at least this many" at it (Elasticsearch's track_total_hits). A client
 	 * paging until From reaches Total sees every match: a full page always leaves Total above its end.
 	 */
@@ -723,7 +723,7 @@ async function walkSearch(
 	const page: { uuid: string; k: number }[] = [];
 	let total = 0;
 	if (sorted) {
-		const r = await source.sortedCandidates!(wq, need, bound);
+		const r = await source.sortedCandidates!(wq, need);
 		for (const row of r.rows.slice(opts.from)) page.push({ uuid: row.uuid, k: order[row.k] });
 		total = r.total;
 	}
