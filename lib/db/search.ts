@@ -291,6 +291,13 @@ export class SearchRepo {
 			order by n.path ${q.desc ? sql`desc` : sql`asc`} limit ${limit}`);
 	}
 
+	/** About how many rows the names (or texts) index holds: its largest rowid / row count, read from one index. */
+	async indexSize(kind: "name" | "words"): Promise<number> {
+		const table = sql.table(kind === "name" ? "search_names" : "search_text");
+		const [r] = await this.run(sql<{ c: number | null }>`select ${this.pg ? sql`(select reltuples::bigint from pg_class where relname = ${kind === "name" ? "search_names" : "search_text"})` : sql`max(id)`} as c from ${table} ${this.pg ? sql`limit 1` : sql``}`);
+		return Math.max(0, Number(r?.c ?? 0));
+	}
+
 	/**
 	 * A walk's rows from its candidate list instead (every candidate read once, ordered by the store): the first
 	 * `limit` as a walk would return them (`k`: the index of their scope), and their exact number. For short

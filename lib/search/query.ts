@@ -376,6 +376,7 @@ export interface RowSource {
 	candidateCount?(c: Candidates): Promise<number>;
 	walk?(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<{ uuid: string; path: string }[]>;
 	walkRows?(q: WalkQuery, uuids: string[]): Promise<SearchRow[]>;
+	indexSize?(kind: "name" | "words"): Promise<number>;
 	sortedCandidates?(q: WalkQuery, limit: number): Promise<{ rows: { uuid: string; path: string; k: number }[]; total: number }>;
 }
 
@@ -394,7 +395,13 @@ export const tuning = {
 	 * query to the general path (the tests compare them).
 	 */
 	useWalks: true,
-	walkAbove: 2000,
+	/**
+	 * "auto": walk when the candidates are many enough that a walk (about totalBound × index size / candidates rows
+	 * to reach the bound if matches are spread evenly, each cheaper to test than a candidate to read: `walkCost`)
+	 * reads fewer rows than ordering every candidate; a number: walk above that many candidates.
+	 */
+	walkAbove: "auto" as number | "auto",
+	walkCost: { name: 0.3, words: 1 },
 	/**
 	 * When a walk answers, matches are counted up to max(totalBound, From+Size+1) and Total is
 	 * that count: exact below the bound, "at least this many" at it (Elasticsearch's track_total_hits). A client
@@ -713,7 +720,15 @@ async function walkSearch(
 	const inside = (a: Scope, b: Scope) => a.ds === b.ds && (b.prefix === "" || a.prefix === b.prefix || a.prefix.startsWith(`${b.prefix}/`));
 	if (scopes.some((a, i) => scopes.some((b, j) => i !== j && inside(a, b)))) return undefined;
 	const cand = q.candidates;
-	const sorted = cand.kind !== "scopes" && !!source.sortedCandidates && (!source.canWalk || (await source.candidateCount(cand)) <= tuning.walkAbove);
+	let sorted = false;
+	if (cand.kind !== "scopes" && source.sortedCandidates) {
+		if (!source.canWalk) sorted = true;
+		else {
+			const n = await source.candidateCount(cand);
+			const bound = Math.max(tuning.totalBound, opts.from + opts.size + 1);
+			sorted = tuning.walkAbove === "auto" ? n * n <= bound * (source.indexSize ? await source.indexSize(cand.kind) : 0) * tuning.walkCost[cand.kind] : n <= tuning.walkAbove;
+		}
+	}
 	if (!sorted && (!source.canWalk || !source.walk)) return undefined;
 	const desc = opts.desc ?? false;
 	const order = scopes.map((_, k) => k).sort((a, b) => (desc ? rankOf[b] - rankOf[a] : rankOf[a] - rankOf[b]));

@@ -324,7 +324,7 @@ describe("search: pagination and order", () => {
 		want.splice(1, 0, "common-files/o/k0005.txt");
 		try {
 			for (const useCandidates of [false, true]) {
-				for (const walkAbove of [2000, -1, Infinity]) {
+				for (const walkAbove of ["auto" as const, -1, Infinity]) {
 					tuning.useCandidates = useCandidates;
 					tuning.walkAbove = walkAbove;
 					assert.deepEqual(paths(await search(e, { FileName: "k0" }, ALICE, { Size: 100 })), want, `candidates ${useCandidates}`);
@@ -334,7 +334,7 @@ describe("search: pagination and order", () => {
 			}
 		} finally {
 			tuning.useCandidates = true;
-			tuning.walkAbove = 2000;
+			tuning.walkAbove = "auto";
 		}
 	});
 
@@ -345,7 +345,7 @@ describe("search: pagination and order", () => {
 		try {
 			tuning.pageSize = 7;
 			for (const useCandidates of [false, true]) {
-				for (const walkAbove of [2000, -1, Infinity]) {
+				for (const walkAbove of ["auto" as const, -1, Infinity]) {
 					tuning.useCandidates = useCandidates;
 					tuning.walkAbove = walkAbove;
 					const r = await search(e, { FileName: "page-" }, ALICE, { From: 20, Size: 5 });
@@ -356,7 +356,7 @@ describe("search: pagination and order", () => {
 		} finally {
 			tuning.pageSize = saved;
 			tuning.useCandidates = true;
-			tuning.walkAbove = 2000;
+			tuning.walkAbove = "auto";
 		}
 	});
 
