@@ -15,6 +15,9 @@
 // - a scope's subtree (no candidate list): SQLite's (ds, path) index, keyed on path; PostgreSQL has no btree on
 //   path (paths may exceed a btree entry, see 0001) and walks the primary key in uuid order with the range as a filter.
 // Uuids and exact paths (at most 1000 each, checked by lib/search/query) come in one page.
+// Queries it decides whole (WalkQuery) are read in path order instead, stopping early: `walk` (SQLite's (ds, path)
+// index, candidates tested against a rowid list the FTS5 table gives once per statement) or `sortedCandidates`
+// (the candidates ordered in SQL: short lists, and PostgreSQL), then `walkRows` for the page's rows alone.
 import { sql, type RawBuilder } from "kysely";
 import type { Db } from "./index";
 import { prefixEnd } from "./sql";
@@ -75,6 +78,24 @@ export type Candidates =
 	| { kind: "words"; words: string[] }
 	| { kind: "uuids"; uuids: string[] }
 	| { kind: "places"; places: { ds: string; path: string }[] };
+
+/** A scope read in path order: its range, without its recycle bin (datasource path) nor hidden nodes. */
+export interface WalkScope extends ScopeRange {
+	recycle: string;
+}
+
+/**
+ * A read in path order (SQLite: the (ds, path) index of `nodes`), a scope after the other in the order given, for
+ * queries the store can decide whole: every row it returns matches, so a page is its first rows and a count is
+ * exact. Candidates are tested per row against the set an FTS5 table returns (built once per statement), never
+ * joined: the walk reads rows in path order and stops at the page's end.
+ */
+export interface WalkQuery {
+	scopes: WalkScope[];
+	filter: RowFilter;
+	candidates: { kind: "scopes" } | { kind: "name"; literal: string } | { kind: "words"; words: string[] };
+	desc: boolean;
+}
 
 export interface RowQuery {
 	scopes: ScopeRange[];
@@ -238,6 +259,108 @@ export class SearchRepo {
 
 	// ---- reads ----
 
+	/** Whether `walk` and `walkRows` are available: an index on (ds, path) to read in path order (SQLite). */
+	get canWalk(): boolean {
+		return !this.pg;
+	}
+
+	/**
+	 * How many rows a candidate list holds, in the whole index (not only the caller's scopes): the cost of reading
+	 * it. Reads the FTS posting lists alone (SQLite), the GIN index and the rows it points to (PostgreSQL).
+	 */
+	async candidateCount(c: Candidates): Promise<number> {
+		let q: RawBuilder<{ c: number }>;
+		if (c.kind === "name")
+			q = this.pg
+				? sql`select count(*) as c from search_names s where s.folded like ${`%${likeEscape(c.literal)}%`}`
+				: sql`select count(*) as c from search_names_fts where search_names_fts match ${ftsPhrase(c.literal)}`;
+		else if (c.kind === "words")
+			q = this.pg ? sql`select count(*) as c from search_text t where ${this.pgWords("t", c.words)}` : sql`select count(*) as c from search_text_fts where search_text_fts match ${ftsWords(c.words)}`;
+		else throw new Error(`candidateCount: not a candidate list (${c.kind})`);
+		const [r] = await this.run(q);
+		return Number(r.c);
+	}
+
+	/**
+	 * The next rows of scope `k` of a walk after path `after` (before it when descending), at most `limit`: their
+	 * uuids and paths only (a walk counts far more rows than it returns; `walkRows` reads the page's).
+	 */
+	async walk(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<{ uuid: string; path: string }[]> {
+		const key = after === undefined ? sql`` : q.desc ? sql`and n.path < ${after}` : sql`and n.path > ${after}`;
+		return this.run(sql<{ uuid: string; path: string }>`select n.uuid, n.path from ${this.walkFrom(q, q.scopes[k])} ${key}
+			order by n.path ${q.desc ? sql`desc` : sql`asc`} limit ${limit}`);
+	}
+
+	/** About how many rows the names (or texts) index holds: its largest rowid / row count, read from one index. */
+	async indexSize(kind: "name" | "words"): Promise<number> {
+		const table = sql.table(kind === "name" ? "search_names" : "search_text");
+		const [r] = await this.run(sql<{ c: number | null }>`select ${this.pg ? sql`(select reltuples::bigint from pg_class where relname = ${kind === "name" ? "search_names" : "search_text"})` : sql`max(id)`} as c from ${table} ${this.pg ? sql`limit 1` : sql``}`);
+		return Math.max(0, Number(r?.c ?? 0));
+	}
+
+	/**
+	 * A walk's rows from its candidate list instead (every candidate read once, ordered by the store): the first
+	 * `limit` as a walk would return them (`k`: the index of their scope), and their exact number. For short
+	 * candidate lists, and on PostgreSQL (no index on paths to walk).
+	 */
+	async sortedCandidates(q: WalkQuery, limit: number): Promise<{ rows: { uuid: string; path: string; k: number }[]; total: number }> {
+		const c = q.candidates;
+		if (c.kind === "scopes") throw new Error("sortedCandidates: not a candidate list");
+		let from: RawBuilder<unknown>;
+		if (c.kind === "name")
+			from = this.pg
+				? sql`search_names s join nodes n on n.uuid = s.uuid where s.folded like ${`%${likeEscape(c.literal)}%`}`
+				: sql`search_names_fts f join search_names s on s.id = f.rowid join nodes n on n.uuid = s.uuid where search_names_fts match ${ftsPhrase(c.literal)}`;
+		else
+			from = this.pg
+				? sql`search_text t join nodes n on n.uuid = t.uuid where ${this.pgWords("t", c.words)}`
+				: sql`search_text_fts f join search_text t on t.id = f.rowid join nodes n on n.uuid = t.uuid where search_text_fts match ${ftsWords(c.words)}`;
+		const k = sql`case ${sql.join(q.scopes.map((s, i) => sql`when ${this.visibleIn(s)} then ${sql.lit(i)}`), sql` `)} end`;
+		const where = sql`${from} and (${sql.join(q.scopes.map((s) => sql`(${this.visibleIn(s)})`), sql` or `)}) ${this.filterSql(q.filter)}`;
+		// The count over every row comes with the page, from the same read.
+		const rows = await this.run(
+			sql<{ uuid: string; path: string; k: number; total: number }>`select n.uuid, n.path, ${k} as k, count(*) over () as total from ${where} order by 3, n.path ${q.desc ? sql`desc` : sql`asc`} limit ${limit}`,
+		);
+		if (rows.length) return { rows: rows.map((r) => ({ uuid: r.uuid, path: r.path, k: Number(r.k) })), total: Number(rows[0].total) };
+		const [t] = await this.run(sql<{ c: number }>`select count(*) as c from ${where}`);
+		return { rows: [], total: Number(t.c) };
+	}
+
+	/** The rows of nodes a walk returned (at most 1000), in no particular order. */
+	async walkRows(q: WalkQuery, uuids: string[]): Promise<SearchRow[]> {
+		if (!uuids.length) return [];
+		const hit = q.candidates.kind === "words" ? sql`1` : sql`0`;
+		return this.run(sql<SearchRow>`select ${COLUMNS}, ${hit} as words_hit, 0 as either_hit from nodes n where n.uuid in (${sql.join(uuids)})`);
+	}
+
+	/** The rows of a walk's scope: `from` (nodes n, its matching candidate s or t) and the condition. */
+	private walkFrom(q: WalkQuery, s: WalkScope): RawBuilder<unknown> {
+		const c = q.candidates;
+		// The FTS rowids form a list built once per statement, tested (`+`: not used to drive the join) as each row
+		// of the walk comes: the walk stays in path order.
+		// An ASCII literal is first looked for in the path (read from the index: most rows of the walk are left without
+		// reading them) and in the name, ASCII case folded by LIKE, unless the name has a non-ASCII character (its
+		// folded form may differ from it): a superset of the names whose folded form contains it, tested for free.
+		const like = c.kind === "name" && /^[\x20-\x7e]+$/.test(c.literal) ? `%${likeEscape(c.literal)}%` : undefined;
+		const pre = like === undefined ? sql`` : sql`n.path like ${like} escape '\\' and (n.name like ${like} escape '\\' or n.name glob '*[^ -~]*') and`;
+		const from =
+			c.kind === "name"
+				? sql`nodes n indexed by nodes_ds_path_key join search_names s on s.uuid = n.uuid where ${pre} +s.id in (select rowid from search_names_fts where search_names_fts match ${ftsPhrase(c.literal)}) and`
+				: c.kind === "words"
+					? sql`nodes n indexed by nodes_ds_path_key join search_text t on t.uuid = n.uuid where +t.id in (select rowid from search_text_fts where search_text_fts match ${ftsWords(c.words)}) and`
+					: sql`nodes n indexed by nodes_ds_path_key where`;
+		return sql`${from} ${this.visibleIn(s)} ${this.filterSql(q.filter)}`;
+	}
+
+	/** The nodes of a scope a search may return: in its range, not hidden, not in its recycle bin. */
+	private visibleIn(s: WalkScope): RawBuilder<unknown> {
+		const binLo = `${s.recycle}/`;
+		const binHi = prefixEnd(binLo);
+		const bin = binHi === undefined ? sql`n.path >= ${binLo}` : sql`(n.path >= ${binLo} and n.path < ${binHi})`;
+		// Hidden: a path segment that starts with a dot (lib/search isHiddenPath). LIKE: '.' and '/' are literal.
+		return sql`${this.rangeSql(s)} and n.path not like '.%' and n.path not like '%/.%' and n.path <> ${s.recycle} and not ${bin}`;
+	}
+
 	/** The rows of a query, `pageSize` at a time, in no particular order (the caller orders its hits). */
 	async *rows(q: RowQuery, pageSize = 2000): AsyncGenerator<SearchRow[]> {
 		if (!q.scopes.length) return;
@@ -321,7 +444,9 @@ export class SearchRepo {
 		if (f.minDate !== undefined) parts.push(sql`n.mtime >= ${f.minDate}`);
 		if (f.maxDate !== undefined) parts.push(sql`n.mtime <= ${f.maxDate}`);
 		if (f.etag !== undefined) parts.push(sql`n.etag = ${f.etag}`);
-		if (f.exts) parts.push(sql`n.type = 'LEAF' and exists (select 1 from search_names s where s.uuid = n.uuid and s.ext in (${sql.join(f.exts.length ? f.exts : [""])}))`);
+		// search_names.ext is the part after the last dot, or the whole name without one; with a dot after the first
+		// character (`_%.%`) it is the extension lib/search compares (extensionOf): the test is exact.
+		if (f.exts) parts.push(sql`n.type = 'LEAF' and exists (select 1 from search_names s where s.uuid = n.uuid and s.ext in (${sql.join(f.exts.length ? f.exts : [""])}) and s.folded like '_%.%')`);
 		for (const group of f.metaKeys ?? []) {
 			// The key as it appears in the JSON text of nodes.meta; ASCII case folded by LIKE (SQLite) / ILIKE.
 			const likes = group.map((k) => (this.pg ? sql`n.meta ilike ${`%${likeEscape(JSON.stringify(k))}:%`}` : sql`n.meta like ${`%${likeEscape(JSON.stringify(k))}:%`} escape '\\'`));

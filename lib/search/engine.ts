@@ -227,9 +227,12 @@ export class SearchEngine {
 	}
 
 	/**
-	 * Answers a treeSearchRequest. `Total` is the number of ALL matches the caller may see, whatever the page:
-	 * Cells answers the number of results returned (the page length), but the issue asks for "paginated
-	 * (From/Size) with Total", and a client needs the real count to page. No Query: `{Total: 0}`, as Cells.
+	 * Answers a treeSearchRequest. `Total` counts the matches the caller may see, whatever the page: Cells answers
+	 * the number of results returned (the page length), but the issue asks for "paginated (From/Size) with Total",
+	 * and a client needs a count to page. It is exact, except for the queries a walk answers (SQLite, path order,
+	 * a name or words with many candidates, or bounds alone: lib/search/query tuning): those count up to
+	 * max(250, From+Size+1) matches, so that a search does not read every match of a common name; Total at that bound means "at least this many", and a client
+	 * paging until From reaches Total still sees every match. No Query: `{Total: 0}`, as Cells.
 	 */
 	async search(req: SearchRequest, roots: RootInfo[]) {
 		if (!req.Query) return { Total: 0 };

@@ -6,10 +6,12 @@
 // every row it returns is checked here against the whole query (wildcards, hidden paths, recycle bins, depth,
 // metadata, geo, Not), so that the answer does not depend on which access path the store took. Rows come a page
 // at a time: the memory of a search is a page plus the From+Size best hits, whatever the number of nodes.
+// A query the store can decide whole (a plain name literal or words, bounds, type, extension), in path order, is
+// answered by the store itself instead (walkSearch): it reads the page, not every match, and counts to a bound.
 import { BadRequestError } from "../errors";
 import { splitPath, joinPath } from "../tree/paths";
 import { baseName, COLLECTION, depthOf, extensionOf, isHiddenPath, LEAF, metaValues } from "./index";
-import type { Candidates, RowQuery, SearchRow } from "../db/search";
+import type { Candidates, RowQuery, SearchRow, WalkQuery } from "../db/search";
 import { MIN_NAME_LITERAL } from "../db/search";
 import { queryWords } from "./content";
 import { escapeRegExp, foldText } from "../strings";
@@ -370,6 +372,12 @@ export interface Hit {
 /** Where rows come from (lib/db SearchRepo). */
 export interface RowSource {
 	rows(q: RowQuery, pageSize?: number): AsyncIterable<SearchRow[]>;
+	readonly canWalk?: boolean;
+	candidateCount?(c: Candidates): Promise<number>;
+	walk?(q: WalkQuery, k: number, after: string | undefined, limit: number): Promise<{ uuid: string; path: string }[]>;
+	walkRows?(q: WalkQuery, uuids: string[]): Promise<SearchRow[]>;
+	indexSize?(kind: "name" | "words"): Promise<number>;
+	sortedCandidates?(q: WalkQuery, limit: number): Promise<{ rows: { uuid: string; path: string; k: number }[]; total: number }>;
 }
 
 /**
@@ -377,7 +385,30 @@ export interface RowSource {
  * answers must not depend on the access path). `pageSize`: rows per statement; small, because on SQLite a
  * statement holds the event loop while it runs.
  */
-export const tuning = { useCandidates: true, pageSize: 500 };
+export const tuning = {
+	useCandidates: true,
+	pageSize: 500,
+	/**
+	 * Queries the store decides whole (storeDecides) are answered by it, path-ordered, reading only the page's rows:
+	 * by a walk of the (ds, path) index that stops at the bound (SQLite), or, when the candidate list holds at most
+	 * `walkAbove` rows (and always on PostgreSQL), by ordering the candidates in SQL (an exact Total). `useWalks: false` leaves every
+	 * query to the general path (the tests compare them).
+	 */
+	useWalks: true,
+	/**
+	 * "auto": walk when the candidates are many enough that a walk (about totalBound × index size / candidates rows
+	 * to reach the bound if matches are spread evenly, each cheaper to test than a candidate to read: `walkCost`)
+	 * reads fewer rows than ordering every candidate; a number: walk above that many candidates.
+	 */
+	walkAbove: "auto" as number | "auto",
+	walkCost: { name: 0.3, words: 1 },
+	/**
+	 * When a walk answers, matches are counted up to max(totalBound, From+Size+1) and Total is
+	 * that count: exact below the bound, "at least this many" at it (Elasticsearch's track_total_hits). A client
+	 * paging until From reaches Total sees every match: a full page always leaves Total above its end.
+	 */
+	totalBound: 250,
+};
 
 function scopesFor(roots: RootInfo[], prefixes: string[] | undefined): Scope[] {
 	const readable = roots.filter((r) => r.read !== false);
@@ -539,6 +570,17 @@ function candidatesFor(c: CompiledQuery, roots: RootInfo[]): Candidates {
 }
 
 /**
+ * Whether the store decides the whole query (lib/db SearchRepo.walk): a candidate list it tests exactly (a name
+ * literal without wildcards, words), bounds and extensions it applies in SQL, nothing checked only here.
+ */
+function storeDecides(c: CompiledQuery, cand: Candidates): cand is WalkQuery["candidates"] {
+	if (c.not || c.uuids || c.paths || c.depth !== undefined || c.free || c.geo || c.nameOrContent) return false;
+	if (cand.kind === "name") return !c.words && !!c.name?.exact;
+	if (cand.kind === "words") return !c.name;
+	return cand.kind === "scopes" && !c.name && !c.words;
+}
+
+/**
  * Runs a compiled query for a caller whose workspaces are `roots`: only nodes below a readable root (not the roots
  * themselves, nothing hidden, nothing in a recycle bin). Returns the total number of matches and the asked page.
  */
@@ -626,6 +668,9 @@ export async function runSearch(source: RowSource, c: CompiledQuery, roots: Root
 		hits: { words: c.words, either: c.nameOrContent?.words.length ? c.nameOrContent.words : undefined },
 	};
 
+	const walked = await walkSearch(source, c, scopes, rankOf, q, opts, matches, scopeOf);
+	if (walked) return walked;
+
 	const top = new TopK(opts.from + opts.size, comparator(opts.sort ?? "path", opts.desc ?? false));
 	let total = 0;
 	// A node two scopes both hold (overlapping workspaces) comes once per scope from a scope read: it counts in
@@ -650,6 +695,73 @@ export async function runSearch(source: RowSource, c: CompiledQuery, roots: Root
 		.sorted()
 		.slice(opts.from)
 		.map((h) => ({ node: h.node, root: byRank[h.rank].root }));
+	return { total, hits };
+}
+
+/**
+ * When the store decides the whole query (see tuning): the page comes path-ordered from the store, scope after
+ * scope in rank order, from a walk of the (ds, path) index that stops at the bound, or from the candidates ordered
+ * in SQL; only the page's rows are read whole, and Total is a bounded count. Undefined when the query, its order
+ * or the store does not allow it (the general path then reads every match).
+ */
+async function walkSearch(
+	source: RowSource,
+	c: CompiledQuery,
+	scopes: Scope[],
+	rankOf: number[],
+	q: RowQuery,
+	opts: SearchOptions,
+	matches: (n: HitNode, s: Scope) => boolean,
+	scopeOf: (n: HitNode) => number,
+): Promise<{ total: number; hits: Hit[] } | undefined> {
+	if (!tuning.useWalks || !source.walkRows || !source.candidateCount) return undefined;
+	if ((opts.sort ?? "path") !== "path" || !storeDecides(c, q.candidates)) return undefined;
+	// Nested scopes (a workspace inside another) would show a node twice: the general path counts it once.
+	const inside = (a: Scope, b: Scope) => a.ds === b.ds && (b.prefix === "" || a.prefix === b.prefix || a.prefix.startsWith(`${b.prefix}/`));
+	if (scopes.some((a, i) => scopes.some((b, j) => i !== j && inside(a, b)))) return undefined;
+	const cand = q.candidates;
+	let sorted = false;
+	if (cand.kind !== "scopes" && source.sortedCandidates) {
+		if (!source.canWalk) sorted = true;
+		else {
+			const n = await source.candidateCount(cand);
+			const bound = Math.max(tuning.totalBound, opts.from + opts.size + 1);
+			sorted = tuning.walkAbove === "auto" ? n * n <= bound * (source.indexSize ? await source.indexSize(cand.kind) : 0) * tuning.walkCost[cand.kind] : n <= tuning.walkAbove;
+		}
+	}
+	if (!sorted && (!source.canWalk || !source.walk)) return undefined;
+	const desc = opts.desc ?? false;
+	const order = scopes.map((_, k) => k).sort((a, b) => (desc ? rankOf[b] - rankOf[a] : rankOf[a] - rankOf[b]));
+	const wq: WalkQuery = { scopes: order.map((k) => ({ ds: scopes[k].ds, prefix: scopes[k].prefix, recycle: scopes[k].recycle })), filter: q.filter, candidates: cand as WalkQuery["candidates"], desc };
+	const need = opts.from + opts.size;
+	const bound = Math.max(tuning.totalBound, need + 1);
+	const page: { uuid: string; k: number }[] = [];
+	let total = 0;
+	if (sorted) {
+		const r = await source.sortedCandidates!(wq, need);
+		for (const row of r.rows.slice(opts.from)) page.push({ uuid: row.uuid, k: order[row.k] });
+		total = r.total;
+	}
+	// Otherwise one pass: the walk counts up to the bound and keeps the page's uuids; then the page's rows are read.
+	for (let i = 0; !sorted && i < order.length && total < bound; i++) {
+		for (let after: string | undefined; total < bound; ) {
+			const limit = Math.min(tuning.pageSize, bound - total);
+			const rows = await source.walk!(wq, i, after, limit);
+			for (const row of rows) if (total++ >= opts.from && page.length < opts.size) page.push({ uuid: row.uuid, k: order[i] });
+			if (rows.length < limit) break;
+			after = rows[rows.length - 1].path;
+		}
+	}
+	const byUuid = new Map((await source.walkRows(wq, page.map((p) => p.uuid))).map((r) => [r.uuid, r as HitNode]));
+	const hits: Hit[] = [];
+	for (const { uuid, k } of page) {
+		const n = byUuid.get(uuid);
+		// Gone since the walk, or (a guard) a difference between the store's test and this one.
+		if (!n) continue;
+		n.lname = foldText(n.name);
+		if (scopeOf(n) !== k || !matches(n, scopes[k])) continue;
+		hits.push({ node: n, root: scopes[k].root });
+	}
 	return { total, hits };
 }
 

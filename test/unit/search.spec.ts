@@ -122,13 +122,20 @@ describe("search: building blocks", () => {
 
 onEveryBackend("search engine", (h) => {
 before(() => (harness = h));
-for (const strategy of ["scope runs", "candidate lists"]) describe(`search: queries over the index (${strategy})`, () => {
+// Each access path answers the same: scope reads, candidate lists, and (SQLite) walks in path order, taken here
+// whatever the number of candidates.
+for (const strategy of ["scope runs", "candidate lists", "walks", "sorted candidates"]) describe(`search: queries over the index (${strategy})`, () => {
 	let e: SearchEngine;
+	const walkAbove = tuning.walkAbove;
 	before(() => {
-		tuning.useCandidates = strategy === "candidate lists";
+		tuning.useCandidates = strategy !== "scope runs";
+		tuning.useWalks = strategy === "walks" || strategy === "sorted candidates";
+		tuning.walkAbove = strategy === "walks" ? -1 : Infinity;
 	});
 	after(() => {
 		tuning.useCandidates = true;
+		tuning.useWalks = true;
+		tuning.walkAbove = walkAbove;
 	});
 	const nodes = {
 		personalRoot: folder("personal", "alice"),
@@ -278,6 +285,30 @@ describe("search: pagination and order", () => {
 		await assert.rejects(() => search(e, { Extension: "txt" }, ALICE, { SortField: "colour" }), (err: { code?: number }) => err.code === 400);
 	});
 
+	it("counts up to a bound when the store decides the whole query, and pages to the end through it", async () => {
+		const list = [folder("pydiods1", "bound"), ...Array.from({ length: 120 }, (_, i) => file("pydiods1", `bound/b${String(i).padStart(3, "0")}.txt`))];
+		const { e } = await engineWith(list);
+		const saved = { ...tuning };
+		try {
+			tuning.totalBound = 30;
+			tuning.walkAbove = -1;
+			for (const q of [{ Extension: "txt" }, { FileName: ".txt" }, { FileName: "b00" }, { FileName: "b1" }] as TreeQuery[]) {
+				const all = (await search(e, q, ALICE, { Size: 1000 })).Results!.map((r) => r.Path);
+				const first = await search(e, q, ALICE, { Size: 10 });
+				// Walked (SQLite): the bound, above the page's end; elsewhere exact.
+				// Walked (SQLite, not a 2-letter name: no trigram): the bound, above the page's end; elsewhere exact.
+				const walked = harness().db.dialect !== "postgres" && (!("FileName" in q) || q.FileName!.length >= 3);
+				assert.equal(first.Total, walked ? Math.min(30, all.length) : all.length, JSON.stringify(q));
+				const seen: string[] = [];
+				for (let from = 0; from < (await search(e, q, ALICE, { From: from, Size: 10 })).Total; from += 10) seen.push(...paths(await search(e, q, ALICE, { From: from, Size: 10 })));
+				assert.deepEqual(seen, all);
+				assert.equal((await search(e, q, ALICE, { From: all.length - 5, Size: 10 })).Total, all.length);
+			}
+		} finally {
+			Object.assign(tuning, saved);
+		}
+	});
+
 	it("orders by path whatever the order nodes were written and moved in", async () => {
 		const list = [folder("pydiods1", "o"), ...Array.from({ length: 40 }, (_, i) => file("pydiods1", `o/k${String(i * 2).padStart(3, "0")}.txt`))];
 		const { e, tree } = await engineWith(list);
@@ -293,13 +324,17 @@ describe("search: pagination and order", () => {
 		want.splice(1, 0, "common-files/o/k0005.txt");
 		try {
 			for (const useCandidates of [false, true]) {
-				tuning.useCandidates = useCandidates;
-				assert.deepEqual(paths(await search(e, { FileName: "k0" }, ALICE, { Size: 100 })), want, `candidates ${useCandidates}`);
-				assert.deepEqual(paths(await search(e, { FileName: "k0" }, ALICE, { From: 10, Size: 5 })), want.slice(10, 15));
-				assert.deepEqual(paths(await search(e, { FileName: "k0" }, ALICE, { Size: 100, SortDirDesc: true })), [...want].reverse());
+				for (const walkAbove of ["auto" as const, -1, Infinity]) {
+					tuning.useCandidates = useCandidates;
+					tuning.walkAbove = walkAbove;
+					assert.deepEqual(paths(await search(e, { FileName: "k0" }, ALICE, { Size: 100 })), want, `candidates ${useCandidates}`);
+					assert.deepEqual(paths(await search(e, { FileName: "k0" }, ALICE, { From: 10, Size: 5 })), want.slice(10, 15));
+					assert.deepEqual(paths(await search(e, { FileName: "k0" }, ALICE, { Size: 100, SortDirDesc: true })), [...want].reverse());
+				}
 			}
 		} finally {
 			tuning.useCandidates = true;
+			tuning.walkAbove = "auto";
 		}
 	});
 
@@ -310,14 +345,18 @@ describe("search: pagination and order", () => {
 		try {
 			tuning.pageSize = 7;
 			for (const useCandidates of [false, true]) {
-				tuning.useCandidates = useCandidates;
-				const r = await search(e, { FileName: "page-" }, ALICE, { From: 20, Size: 5 });
-				assert.equal(r.Total, 30);
-				assert.deepEqual(paths(r), Array.from({ length: 5 }, (_, i) => `common-files/p/page-${20 + i}.txt`));
+				for (const walkAbove of ["auto" as const, -1, Infinity]) {
+					tuning.useCandidates = useCandidates;
+					tuning.walkAbove = walkAbove;
+					const r = await search(e, { FileName: "page-" }, ALICE, { From: 20, Size: 5 });
+					assert.equal(r.Total, 30);
+					assert.deepEqual(paths(r), Array.from({ length: 5 }, (_, i) => `common-files/p/page-${20 + i}.txt`));
+				}
 			}
 		} finally {
 			tuning.pageSize = saved;
 			tuning.useCandidates = true;
+			tuning.walkAbove = "auto";
 		}
 	});
 
