@@ -48,10 +48,14 @@ export async function startNode(opts: { services?: string[]; env?: Record<string
 			await new Promise((res) => setTimeout(res, 50));
 		}
 	}
-	// The install service creates the admin in the background once its dependencies are up.
+	// The install service creates the admin, then the default workspaces, in the background once its
+	// dependencies are up: wait for the whole set-up where every step runs here, else for the admin.
+	const setUpHere = ["users", "roles", "workspaces", "install"].every((name) => broker.getLocalService(name));
 	if (broker.getLocalService("users") && broker.getLocalService("install")) {
-		for (let i = 0; i < 200; i++) {
-			const ok = await broker.call("users.byLogin", { login: "admin" }).then(() => true, () => false);
+		for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+			const ok = setUpHere
+				? await broker.call<{ Success: boolean }, Record<string, never>>("install.events", {}).then((r) => r.Success, () => false)
+				: await broker.call("users.byLogin", { login: "admin" }).then(() => true, () => false);
 			if (ok) break;
 			await new Promise((res) => setTimeout(res, 50));
 		}
