@@ -130,6 +130,7 @@ describe("cluster of three nodes over Redis: configuration everywhere, services 
 		procs.B.child.kill("SIGKILL");
 		await new Promise((r) => procs.B.child.once("exit", r));
 		// The window that matters is before the heartbeat timeout, while A's registry still counts B as alive.
+		const killedAt = Date.now();
 		let i = 0;
 		for (; ; i++) {
 			await roundTrip(`docs/while-down-${i}.txt`, `written while B is dead (${i})\n`);
@@ -138,6 +139,7 @@ describe("cluster of three nodes over Redis: configuration everywhere, services 
 			if ((await peers()).length === 2) break;
 			assert.ok(i < 200, "B never left the peers");
 		}
+		console.log(`      B left the peers ${Date.now() - killedAt} ms after SIGKILL; ${i + 1} uploads and ${2 * (i + 1)} downloads through A meanwhile, all answered`);
 		assert.deepEqual(await peers(), [id("A"), id("C")]);
 		await roundTrip("docs/after-b-left.txt", "B is gone from the registry");
 
