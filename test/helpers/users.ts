@@ -23,3 +23,10 @@ export async function addUsers(node: TestNode, admin: string, logins: string[], 
 	}
 	return out;
 }
+
+/** Creates one standard user with only a profile (no email, no display name) and logs them in: their token. */
+export async function addUser(node: TestNode, admin: string, login: string, password: string): Promise<string> {
+	const r = await node.api("PUT", `/a/user/${login}`, { Password: password, Attributes: { profile: "standard" } }, admin);
+	assert.equal(r.status, 200, r.text);
+	return node.login(login, password);
+}

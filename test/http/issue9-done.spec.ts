@@ -6,20 +6,12 @@
 // test/web/public-link.spec.ts.)
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { until } from "../helpers/poll";
 import { Relay } from "../helpers/smtp";
 import { addUsers, type TestUser } from "../helpers/users";
 import { WsClient } from "../helpers/ws-client";
 import type { PublicLinkInfo } from "../../lib/contracts/share";
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-	const end = Date.now() + ms;
-	for (;;) {
-		const v = await probe();
-		if (v !== undefined) return v;
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 100));
-	}
-}
 
 describe("Issue 9, done when: cells, a limited password link, feeds and live events, mail, cec share", function () {
 	this.timeout(60_000);

@@ -3,19 +3,11 @@
 // root moved to the recycle bin no longer reachable through its cell or link.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { until } from "../helpers/poll";
 import { Relay } from "../helpers/smtp";
 import { addUsers, type TestUser } from "../helpers/users";
 import type { PublicLinkInfo } from "../../lib/contracts/share";
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-	const end = Date.now() + ms;
-	for (;;) {
-		const v = await probe();
-		if (v !== undefined) return v;
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 100));
-	}
-}
 
 describe("HTTP: share invitations by mail and what links enforce", function () {
 	this.timeout(60_000);
