@@ -4,6 +4,7 @@
 // edits, the shared resources listing, share policies, and hostile inputs.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUsers } from "../helpers/users";
 
 describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 	this.timeout(60_000);
@@ -23,15 +24,9 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		for (const u of ["alice", "bob", "carol"]) {
-			const r = await node.api("PUT", `/a/user/${u}`, { Password: `${u}-Pass-12345`, Attributes: { profile: "standard" } }, admin);
-			assert.equal(r.status, 200, r.text);
-			if (u === "bob") bobUuid = r.body.Uuid;
-			if (u === "carol") carolUuid = r.body.Uuid;
-		}
-		alice = await node.login("alice", "alice-Pass-12345");
-		bob = await node.login("bob", "bob-Pass-12345");
-		carol = await node.login("carol", "carol-Pass-12345");
+		const users = await addUsers(node, admin, ["alice", "bob", "carol"], { email: false, displayName: false });
+		[alice, bob, carol] = [users.alice.token, users.bob.token, users.carol.token];
+		[bobUuid, carolUuid] = [users.bob.uuid, users.carol.uuid];
 	});
 	after(() => node.stop());
 
