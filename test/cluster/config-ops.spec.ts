@@ -9,7 +9,7 @@ describe("cluster operations: peers, configuration and service control over Redi
 	this.timeout(180_000);
 	const A = `ops-a-${process.pid}`;
 	const B = `ops-b-${process.pid}`;
-	const cluster = useCluster("ops", [{ id: A, services: [], gateway: true }, { id: B, services: ["!api", "!install"] }], { REQUEST_TIMEOUT: "10000" });
+	const cluster = useCluster("ops", [{ id: A, services: [], gateway: true }, { id: B, services: ["!api", "!install"] }], { env: { REQUEST_TIMEOUT: "10000" } });
 	const { procs } = cluster;
 	let token = "";
 	const api = (method: string, path: string, body?: unknown) => clusterCall(cluster.bases[0], token, method, `/a${path}`, body);

@@ -8,7 +8,7 @@ import { clusterCall, clusterLogin, timed, until, useCluster } from "../helpers/
 describe("cluster log: lines from every node, read through any gateway", function () {
 	this.timeout(180_000);
 	const nodeB = `logs-b-${process.pid}`;
-	const cluster = useCluster("logs", [{ id: `logs-a-${process.pid}`, services: [], gateway: true }, { id: nodeB, services: ["!api", "!install"] }], { LOG_SHIP_LEVEL: "info", REQUEST_TIMEOUT: "10000" });
+	const cluster = useCluster("logs", [{ id: `logs-a-${process.pid}`, services: [], gateway: true }, { id: nodeB, services: ["!api", "!install"] }], { env: { LOG_SHIP_LEVEL: "info", REQUEST_TIMEOUT: "10000" } });
 	let token = "";
 	const post = (path: string, body: unknown) => clusterCall(cluster.bases[0], token, "POST", path, body);
 

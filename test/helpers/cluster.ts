@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "node:net";
+import { ServiceBroker } from "moleculer";
 import { freshPostgres } from "./db";
 
 const ROOT = join(__dirname, "..", "..");
@@ -97,6 +98,9 @@ export interface Cluster {
 	/** Base URLs of the gateway nodes, in the order they are listed. */
 	bases: string[];
 	password: string;
+	namespace: string;
+	/** With `observer: true`, a broker in the cluster's namespace running no service, started before the nodes. */
+	observer?: ServiceBroker;
 	/** The last lines the nodes wrote, for a failure message. */
 	output(): string;
 	/** Polls like `until`, and on a timeout adds the nodes' output to the error. */
@@ -106,14 +110,15 @@ export interface Cluster {
 /**
  * A cluster over Redis on a fresh PostgreSQL store, its nodes started as separate processes sharing one DATA_DIR:
  * registers the suite's before hook that starts it and the after hook that kills the nodes, drops the database
- * and removes the directory. Call it inside `describe`, before the suite's own hooks (which then see it started).
+ * and removes the directory (an observer broker, when asked for, stops first). Call it inside `describe`, before the suite's own hooks (which then see it started).
  */
-export function useCluster(name: string, nodes: ClusterNodeSpec[], env: Record<string, string> = {}): Cluster {
+export function useCluster(name: string, nodes: ClusterNodeSpec[], opts: { env?: Record<string, string>; observer?: boolean } = {}): Cluster {
 	const c: Cluster = {
 		procs: [],
 		dir: "",
 		bases: [],
 		password: CLUSTER_PASSWORD,
+		namespace: "",
 		output: () => c.procs.map((p) => p.out.join("")).join("\n---\n").slice(-6000),
 		waitFor: (what, fn, timeoutMs) =>
 			until(what, fn, timeoutMs).catch((e) => {
@@ -125,8 +130,13 @@ export function useCluster(name: string, nodes: ClusterNodeSpec[], env: Record<s
 		await requireRedis(this);
 		pg = await freshPostgres(this);
 		const port = 20_000 + Math.floor(Math.random() * 20_000);
+		c.namespace = `cellar-${name}-${process.pid}-${Date.now()}`;
+		if (opts.observer) {
+			c.observer = new ServiceBroker({ logger: false, transporter: REDIS as unknown as "Redis", namespace: c.namespace, nodeID: "observer", heartbeatInterval: 1, heartbeatTimeout: 5, requestTimeout: 10_000 });
+			await c.observer.start();
+		}
 		c.dir = mkdtempSync(join(tmpdir(), `cellar-cluster-${name}-`));
-		const common = { DATABASE_URL: pg.url, TRANSPORTER: REDIS, NAMESPACE: `cellar-${name}-${process.pid}-${Date.now()}`, JWT_SECRET: "cluster-test-secret-0123456789abcdef", ADMIN_PASSWORD: c.password, SCRYPT_N: "1024", LOG_LEVEL: "warn", HEARTBEAT_INTERVAL: "1", HEARTBEAT_TIMEOUT: "5", ...env, DATA_DIR: c.dir };
+		const common = { DATABASE_URL: pg.url, TRANSPORTER: REDIS, NAMESPACE: c.namespace, JWT_SECRET: "cluster-test-secret-0123456789abcdef", ADMIN_PASSWORD: c.password, SCRYPT_N: "1024", LOG_LEVEL: "warn", HEARTBEAT_INTERVAL: "1", HEARTBEAT_TIMEOUT: "5", ...opts.env, DATA_DIR: c.dir };
 		for (const n of nodes) {
 			if (!n.gateway) {
 				c.procs.push(startProc(n.id, n.services, common));
@@ -138,6 +148,7 @@ export function useCluster(name: string, nodes: ClusterNodeSpec[], env: Record<s
 		}
 	});
 	after(async () => {
+		await c.observer?.stop();
 		for (const p of c.procs) p.child.kill("SIGKILL");
 		await new Promise((r) => setTimeout(r, 200));
 		await pg?.drop().catch(() => undefined);
