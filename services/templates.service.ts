@@ -12,6 +12,7 @@
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
+import { policiesParam as policies } from "../lib/identity/policy-params";
 import { NodesRepo, TemplatesRepo, UserMetaRepo } from "../lib/db";
 import { TreeIndex } from "../lib/tree/index";
 import { TemplatesCatalog } from "../lib/templates/catalog";
@@ -20,22 +21,6 @@ import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { audit } from "../lib/logs/audit";
 import { DataStoresMixin, type DataStoresMethods } from "../mixins/datastores.mixin";
 
-const policies = {
-	type: "array",
-	optional: true,
-	max: 100,
-	items: {
-		type: "object",
-		props: {
-			id: { type: "any", optional: true },
-			Resource: { type: "string", optional: true, max: 512 },
-			Action: { type: "enum", optional: true, values: ["ANY", "OWNER", "READ", "WRITE", "EDIT_RULES"] },
-			Subject: { type: "string", optional: true, max: 512 },
-			Effect: { type: "enum", optional: true, values: ["deny", "allow"] },
-			JsonConditions: { type: "string", optional: true, max: 8192 },
-		},
-	},
-} as const;
 const uuid = { type: "string", min: 1, max: 255 } as const;
 
 interface Vars extends DatabaseVars {

@@ -16,26 +16,11 @@ import { LeasesRepo, UserMetaRepo, type Db } from "../lib/db";
 import { PeriodicLease } from "../lib/cluster/periodic";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
+import { policiesParam as policies } from "../lib/identity/policy-params";
 import { UserMetadata, type NamespaceIn, type SearchQuery, type UserMetaIn } from "../lib/usermeta/metadata";
 import { MAX_RESULTS } from "../lib/usermeta/metadata";
 import { broadcast, call, type TreeChange } from "../lib/contracts";
 
-const policies = {
-	type: "array",
-	optional: true,
-	max: 100,
-	items: {
-		type: "object",
-		props: {
-			id: { type: "any", optional: true },
-			Resource: { type: "string", optional: true, max: 512 },
-			Action: { type: "enum", optional: true, values: ["ANY", "OWNER", "READ", "WRITE", "EDIT_RULES"] },
-			Subject: { type: "string", optional: true, max: 512 },
-			Effect: { type: "enum", optional: true, values: ["deny", "allow"] },
-			JsonConditions: { type: "string", optional: true, max: 8192 },
-		},
-	},
-} as const;
 const operation = { type: "enum", optional: true, values: ["PUT", "DELETE"] } as const;
 const uuid = { type: "string", max: 255 } as const;
 const namespace = { type: "string", min: 1, max: 128 } as const;

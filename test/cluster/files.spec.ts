@@ -4,61 +4,41 @@
 // follows every change through the broadcast `tree.changed` events: it answers the same as the local one after an
 // upload, a move and a delete; when it is killed, searches go on.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ServiceBroker } from "moleculer";
-import { REDIS, requireRedis, startProc, timed, until, type Proc } from "../helpers/cluster";
-import { freshPostgres } from "../helpers/db";
+import type { ServiceBroker } from "moleculer";
+import { clusterLogin, timed, until, useCluster } from "../helpers/cluster";
 
 describe("cluster over Redis: files and a remote search replica", function () {
 	this.timeout(120_000);
-	const procs: Proc[] = [];
-	let dir = "";
+	// The nodes share one PostgreSQL store, as a cluster's nodes do.
+	const cluster = useCluster(
+		"files",
+		[
+			{ id: "main", services: ["all"], gateway: true },
+			{ id: "search2", services: ["search"] },
+		],
+		{ env: { LOG_LEVEL: "info" }, observer: true },
+	);
+	const { procs } = cluster;
 	let observer: ServiceBroker | undefined;
-	let pg: { url: string; drop(): Promise<void> } | undefined;
 	let base = "";
 	let token = "";
 	let user: unknown;
-	const password = "Cluster-Admin-1234";
 
-	before(async function () {
-		await requireRedis(this);
-		// The nodes share one PostgreSQL store, as a cluster's nodes do.
-		pg = await freshPostgres(this);
-		const port = 20_000 + Math.floor(Math.random() * 20_000);
-		base = `http://127.0.0.1:${port}`;
-		const namespace = `cellar-files-${process.pid}-${Date.now()}`;
-		observer = new ServiceBroker({ logger: false, transporter: REDIS as unknown as "Redis", namespace, nodeID: "observer", heartbeatInterval: 1, heartbeatTimeout: 5, requestTimeout: 10_000 });
-		await observer.start();
-		dir = mkdtempSync(join(tmpdir(), "cellar-cluster-files-"));
-		const common = { DATABASE_URL: pg.url, TRANSPORTER: REDIS, NAMESPACE: namespace, JWT_SECRET: "cluster-test-secret-0123456789abcdef", ADMIN_PASSWORD: password, SCRYPT_N: "1024", LOG_LEVEL: "info", HEARTBEAT_INTERVAL: "1", HEARTBEAT_TIMEOUT: "5", DATA_DIR: dir };
-		procs.push(startProc("main", ["all"], { ...common, PORT: String(port) }));
-		procs.push(startProc("search2", ["search"], common));
-		await until(
+	before(async () => {
+		[base] = cluster.bases;
+		observer = cluster.observer;
+		await cluster.waitFor(
 			"the admin to log in and the tree and search routes to be published",
 			async () => {
-				const r = await timed(`${base}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password } }) });
-				if (r.status !== 200) return false;
-				token = r.body.JWT;
+				token = await clusterLogin(base, "admin", cluster.password);
+				if (!token) return false;
 				const s = await timed(`${base}/a/search/nodes`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: JSON.stringify({ Query: { FileName: "ready" } }) });
 				return s.status === 200;
 			},
 			60_000,
-		).catch((e) => {
-			throw new Error(`${e.message}\n--- node output ---\n${procs.map((p) => p.out.join("")).join("\n---\n").slice(-6000)}`);
-		});
+		);
 		user = await until("the observer to reach auth", () => observer!.call("auth.resolve", { token }), 20_000);
 		await until("search2 to have built its index", async () => (await observer!.call<{ Ready: boolean }, unknown>("search.status", {}, { nodeID: "search2" })).Ready, 30_000);
-	});
-
-	after(async () => {
-		await observer?.stop();
-		for (const p of procs) p.child.kill("SIGKILL");
-		// The nodes are gone (SIGKILL): their connections with them.
-		await new Promise((r) => setTimeout(r, 200));
-		await pg?.drop().catch(() => undefined);
-		if (dir) rmSync(dir, { recursive: true, force: true });
 	});
 
 	/** What the replica on search2 finds, asked directly on that node. */

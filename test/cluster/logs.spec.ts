@@ -3,52 +3,17 @@
 // are shipped over the transporter to a log service and read through node A's gateway, filtered by node; a
 // failed login through A is in the audit trail whichever log service instance stored it.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { REDIS, requireRedis, startProc, timed, until, type Proc } from "../helpers/cluster";
-import { freshPostgres } from "../helpers/db";
+import { clusterCall, clusterLogin, timed, until, useCluster } from "../helpers/cluster";
 
 describe("cluster log: lines from every node, read through any gateway", function () {
 	this.timeout(180_000);
-	const procs: Proc[] = [];
-	let dir = "";
-	let pg: { url: string; drop(): Promise<void> } | undefined;
-	let base = "";
-	let token = "";
-	const password = "Cluster-Admin-1234";
 	const nodeB = `logs-b-${process.pid}`;
-	const headers = () => ({ Authorization: `Bearer ${token}`, "Content-Type": "application/json" });
-	const post = (path: string, body: unknown) => timed(`${base}${path}`, { method: "POST", headers: headers(), body: JSON.stringify(body) });
+	const cluster = useCluster("logs", [{ id: `logs-a-${process.pid}`, services: [], gateway: true }, { id: nodeB, services: ["!api", "!install"] }], { env: { LOG_SHIP_LEVEL: "info", REQUEST_TIMEOUT: "10000" } });
+	let token = "";
+	const post = (path: string, body: unknown) => clusterCall(cluster.bases[0], token, "POST", path, body);
 
-	before(async function () {
-		await requireRedis(this);
-		pg = await freshPostgres(this);
-		const port = 20_000 + Math.floor(Math.random() * 20_000);
-		base = `http://127.0.0.1:${port}`;
-		const namespace = `cellar-logs-${process.pid}-${Date.now()}`;
-		dir = mkdtempSync(join(tmpdir(), "cellar-cluster-logs-"));
-		const common = { TRANSPORTER: REDIS, NAMESPACE: namespace, DATABASE_URL: pg.url, JWT_SECRET: "cluster-test-secret-0123456789abcdef", ADMIN_PASSWORD: password, SCRYPT_N: "1024", LOG_LEVEL: "warn", LOG_SHIP_LEVEL: "info", HEARTBEAT_INTERVAL: "1", HEARTBEAT_TIMEOUT: "5", REQUEST_TIMEOUT: "10000", DATA_DIR: dir };
-		procs.push(startProc(`logs-a-${process.pid}`, [], { ...common, PORT: String(port) }));
-		procs.push(startProc(nodeB, ["!api", "!install"], common));
-		await until(
-			"the admin to log in through node A",
-			async () => {
-				const r = await timed(`${base}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password } }) });
-				if (r.status !== 200) return false;
-				token = r.body.JWT;
-				return true;
-			},
-			90_000,
-		).catch((e) => {
-			throw new Error(`${e.message}\n--- node output ---\n${procs.map((p) => p.out.join("")).join("\n---\n").slice(-6000)}`);
-		});
-	});
-
-	after(async () => {
-		for (const p of procs) p.child.kill("SIGKILL");
-		if (dir) rmSync(dir, { recursive: true, force: true });
-		await pg?.drop().catch(() => undefined);
+	before(async () => {
+		token = await cluster.waitFor("the admin to log in through node A", () => clusterLogin(cluster.bases[0], "admin", cluster.password), 90_000);
 	});
 
 	it("reads node B's lines through node A's gateway, by node", async () => {
@@ -72,7 +37,7 @@ describe("cluster log: lines from every node, read through any gateway", functio
 
 	it("keeps a failed login through node A in the audit trail, once", async () => {
 		const login = `nobody-${Date.now()}`;
-		const r = await timed(`${base}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login, password: "Wrong-Pass-1234" } }) });
+		const r = await timed(`${cluster.bases[0]}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login, password: "Wrong-Pass-1234" } }) });
 		assert.equal(r.status, 401);
 		const logs = await until(
 			"the audit entry",

@@ -5,58 +5,36 @@
 // replicas see the same tree.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ServiceBroker } from "moleculer";
-import { REDIS, requireRedis, startProc, timed, until, type Proc } from "../helpers/cluster";
-import { freshPostgres } from "../helpers/db";
+import { clusterLogin, timed, useCluster } from "../helpers/cluster";
 
 describe("cluster over Redis on a shared PostgreSQL store", function () {
 	this.timeout(180_000);
-	const procs: Proc[] = [];
-	let dir = "";
-	let observer: ServiceBroker | undefined;
-	let pg: { url: string; drop(): Promise<void> } | undefined;
+	const cluster = useCluster(
+		"pg",
+		[
+			{ id: "gw", services: ["api"], gateway: true },
+			{ id: "n1", services: ["!api"] },
+			{ id: "n2", services: ["!api", "!install"] },
+		],
+		{ env: { REQUEST_TIMEOUT: "10000" }, observer: true },
+	);
 	let base = "";
 	let token = "";
-	const password = "Cluster-Admin-1234";
 	const headers = () => ({ Authorization: `Bearer ${token}`, "Content-Type": "application/json" });
 
-	before(async function () {
-		await requireRedis(this);
-		pg = await freshPostgres(this);
-		const port = 20_000 + Math.floor(Math.random() * 20_000);
-		base = `http://127.0.0.1:${port}`;
-		const namespace = `cellar-pg-${process.pid}-${Date.now()}`;
-		observer = new ServiceBroker({ logger: false, transporter: REDIS as unknown as "Redis", namespace, nodeID: "observer", heartbeatInterval: 1, heartbeatTimeout: 5, requestTimeout: 10_000 });
-		await observer.start();
-		dir = mkdtempSync(join(tmpdir(), "cellar-cluster-pg-"));
-		const common = { TRANSPORTER: REDIS, NAMESPACE: namespace, DATABASE_URL: pg.url, JWT_SECRET: "cluster-test-secret-0123456789abcdef", ADMIN_PASSWORD: password, SCRYPT_N: "1024", LOG_LEVEL: "warn", HEARTBEAT_INTERVAL: "1", HEARTBEAT_TIMEOUT: "5", REQUEST_TIMEOUT: "10000", DATA_DIR: dir };
-		procs.push(startProc("gw", ["api"], { ...common, PORT: String(port) }));
-		procs.push(startProc("n1", ["!api"], common));
-		procs.push(startProc("n2", ["!api", "!install"], common));
-		await until(
+	before(async () => {
+		[base] = cluster.bases;
+		await cluster.waitFor(
 			"the admin to log in through the gateway, with both replicas of users and tree registered",
 			async () => {
-				const r = await timed(`${base}/a/frontend/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ AuthInfo: { type: "credentials", login: "admin", password } }) });
-				if (r.status !== 200) return false;
-				token = r.body.JWT;
-				const list = observer!.registry.getServiceList({ onlyAvailable: true });
+				token = await clusterLogin(base, "admin", cluster.password);
+				if (!token) return false;
+				const list = cluster.observer!.registry.getServiceList({ onlyAvailable: true });
 				const on = (name: string) => new Set(list.filter((s) => s.name === name).map((s) => s.nodeID));
 				return on("users").size === 2 && on("tree").size === 2 && (await timed(`${base}/a/tree/stat/common-files`, { headers: headers() })).status === 200;
 			},
 			90_000,
-		).catch((e) => {
-			throw new Error(`${e.message}\n--- node output ---\n${procs.map((p) => p.out.join("")).join("\n---\n").slice(-6000)}`);
-		});
-	});
-
-	after(async () => {
-		await observer?.stop();
-		for (const p of procs) p.child.kill("SIGKILL");
-		if (dir) rmSync(dir, { recursive: true, force: true });
-		await pg?.drop().catch(() => undefined);
+		);
 	});
 
 	it("twenty concurrent creates of one login across two users replicas make one user", async () => {

@@ -14,6 +14,8 @@ export interface TestNode {
 	adminPassword: string;
 	api(method: string, path: string, body?: unknown, token?: string, headers?: Record<string, string>): Promise<ApiResponse>;
 	login(login: string, password: string): Promise<string>;
+	/** A request to the S3 gateway's `/io/<path>` with the token as Cells' web client sends it (X-Pydio-Bearer). */
+	io(method: string, path: string, token: string, body?: string): Promise<Response>;
 	stop(): Promise<void>;
 }
 
@@ -99,6 +101,9 @@ export async function startNode(opts: { services?: string[]; env?: Record<string
 			}
 			if (r.status !== 200) throw new Error(`login ${login} failed: ${r.status} ${r.text}`);
 			return r.body.JWT as string;
+		},
+		io(method, path, token, body) {
+			return fetch(`${url}/io/${path}`, { method, headers: { "X-Pydio-Bearer": token }, body });
 		},
 		async stop() {
 			await broker.stop();

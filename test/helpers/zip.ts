@@ -14,3 +14,10 @@ export async function readZip(buf: Buffer): Promise<{ entries: ZipEntry[]; files
 	}
 	return { entries, files };
 }
+
+/** The archive's files as text by name (folders left out). */
+export async function zipTexts(buf: Buffer, encoding: BufferEncoding = "utf8"): Promise<Record<string, string>> {
+	const out: Record<string, string> = {};
+	for (const [name, bytes] of (await readZip(buf)).files) out[name] = bytes.toString(encoding);
+	return out;
+}

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { S3Client, PutObjectCommand } from "@aws-sdk/client-s3";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 
 describe("HTTP: activity feeds", function () {
 	this.timeout(60_000);
@@ -25,10 +26,9 @@ describe("HTTP: activity feeds", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		for (const u of ["alice", "bob", "carol"]) assert.equal((await node.api("PUT", `/a/user/${u}`, { Password: "User-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		alice = await node.login("alice", "User-Pass-12345");
-		bob = await node.login("bob", "User-Pass-12345");
-		carol = await node.login("carol", "User-Pass-12345");
+		alice = await addUser(node, admin, "alice", "User-Pass-12345");
+		bob = await addUser(node, admin, "bob", "User-Pass-12345");
+		carol = await addUser(node, admin, "carol", "User-Pass-12345");
 		const made = await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/team", Type: "COLLECTION" }] }, alice);
 		assert.equal(made.status, 200);
 		folder = made.body.Children[0].Uuid;

@@ -2,6 +2,7 @@
 // the share link policies (the tree's value is the default, a role parameter overrides it).
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 
 const enc = (p: string) => encodeURIComponent(p);
 
@@ -14,8 +15,7 @@ describe("HTTP: configuration applied without restart", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, admin)).status, 200);
-		alice = await node.login("alice", "Alice-Pass-1234");
+		alice = await addUser(node, admin, "alice", "Alice-Pass-1234");
 	});
 	after(() => node.stop());
 

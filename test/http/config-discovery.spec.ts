@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, rmSync, existsSync } from "node:fs
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 
 describe("HTTP: discovery, peers, registry, processes, ctl", function () {
 	this.timeout(90_000);
@@ -17,8 +18,7 @@ describe("HTTP: discovery, peers, registry, processes, ctl", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/dora", { Password: "Dora-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		user = await node.login("dora", "Dora-Pass-12345");
+		user = await addUser(node, admin, "dora", "Dora-Pass-12345");
 		outside = mkdtempSync(join(tmpdir(), "cellar-outside-"));
 		mkdirSync(join(node.dataDir, "pick", "a"), { recursive: true });
 		mkdirSync(join(node.dataDir, "pick", "b"), { recursive: true });

@@ -3,6 +3,7 @@
 // sites and the scheduler's job actions.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 
 describe("HTTP: configuration tree, sites, scheduler actions", function () {
 	this.timeout(60_000);
@@ -13,8 +14,7 @@ describe("HTTP: configuration tree, sites, scheduler actions", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/carla", { Password: "Carla-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		user = await node.login("carla", "Carla-Pass-12345");
+		user = await addUser(node, admin, "carla", "Carla-Pass-12345");
 	});
 	after(() => node.stop());
 

@@ -1,6 +1,7 @@
 // i18n dictionaries, the plugins manifest and the admin console menu through the real gateway.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 import { EN_US } from "../../lib/frontend/i18n/en-us";
 
 describe("HTTP: frontend messages, plugins and settings menu", function () {
@@ -12,8 +13,7 @@ describe("HTTP: frontend messages, plugins and settings menu", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/dave", { Password: "Some-Pass-1234", Attributes: { profile: "standard" } }, admin)).status, 200);
-		dave = await node.login("dave", "Some-Pass-1234");
+		dave = await addUser(node, admin, "dave", "Some-Pass-1234");
 	});
 	after(() => node?.stop());
 

@@ -19,6 +19,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 import { s3Client } from "../helpers/s3";
 
 const md5 = (b: Buffer) => createHash("md5").update(b).digest("hex");
@@ -32,8 +33,7 @@ describe("HTTP: the /io S3 gateway", function () {
 	before(async () => {
 		node = await startNode();
 		const admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/ivy", { Password: "Ivy-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		token = await node.login("ivy", "Ivy-Pass-12345");
+		token = await addUser(node, admin, "ivy", "Ivy-Pass-12345");
 		s3 = s3Client(node, token);
 	});
 	after(() => node.stop());

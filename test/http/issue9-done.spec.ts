@@ -6,20 +6,11 @@
 // test/web/public-link.spec.ts.)
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { until } from "../helpers/poll";
 import { Relay } from "../helpers/smtp";
 import { addUsers, type TestUser } from "../helpers/users";
 import { WsClient } from "../helpers/ws-client";
 import type { PublicLinkInfo } from "../../lib/contracts/share";
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-	const end = Date.now() + ms;
-	for (;;) {
-		const v = await probe();
-		if (v !== undefined) return v;
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 100));
-	}
-}
 
 describe("Issue 9, done when: cells, a limited password link, feeds and live events, mail, cec share", function () {
 	this.timeout(60_000);
@@ -29,13 +20,12 @@ describe("Issue 9, done when: cells, a limited password link, feeds and live eve
 	let bob: TestUser;
 	let socket: WsClient;
 	let folder: string;
-	const io = (method: string, path: string, token: string, body?: string) => fetch(`${node.url}/io/${path}`, { method, headers: { "X-Pydio-Bearer": token }, body });
 
 	before(async () => {
 		await relay.start();
 		node = await startNode({ env: { SMTP_URL: relay.url, MAIL_RETRY_DELAY: "1", MAIL_FROM: "Cellar <cellar@files.example.com>" } });
 		({ alice, bob } = await addUsers(node, await node.login("admin", node.adminPassword), ["alice", "bob"]));
-		assert.equal((await io("PUT", "personal-files/project/plan.txt", alice.token, "the plan")).status, 200);
+		assert.equal((await node.io("PUT", "personal-files/project/plan.txt", alice.token, "the plan")).status, 200);
 		folder = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("personal-files/project")}`, undefined, alice.token)).body.Node.Uuid;
 	});
 	after(async () => {
@@ -58,13 +48,13 @@ describe("Issue 9, done when: cells, a limited password link, feeds and live eve
 	it("bob follows the cell, opens the websocket, and writes into the cell", async () => {
 		assert.equal((await node.api("POST", "/a/activity/subscribe", { UserId: "bob", ObjectType: "NODE", ObjectId: folder, Events: ["change"] }, bob.token)).status, 200);
 		socket = await WsClient.open(node.url, bob.token);
-		assert.equal((await io("PUT", "project/from-bob.txt", bob.token, "bob was here")).status, 200);
+		assert.equal((await node.io("PUT", "project/from-bob.txt", bob.token, "bob was here")).status, 200);
 		const listed = await node.api("POST", "/a/tree/stats", { NodePaths: ["personal-files/project/*"] }, alice.token);
 		assert.ok(listed.body.Nodes.some((n: { Path: string }) => n.Path === "personal-files/project/from-bob.txt"), listed.text);
 	});
 
 	it("alice uploads: bob's open websocket receives it, and his feed shows it", async () => {
-		assert.equal((await io("PUT", "personal-files/project/results.csv", alice.token, "a,b\n1,2\n")).status, 200);
+		assert.equal((await node.io("PUT", "personal-files/project/results.csv", alice.token, "a,b\n1,2\n")).status, 200);
 		const pushed = await socket.waitFor((m) => m.Target?.Path === "project/results.csv");
 		assert.equal(pushed.Target.Type, "LEAF");
 		const inbox = await until("alice's upload in bob's inbox", async () => {
@@ -109,11 +99,11 @@ describe("Issue 9, done when: cells, a limited password link, feeds and live eve
 
 	it("the visitor downloads twice; the third download is refused", async () => {
 		for (let i = 0; i < 2; i++) {
-			const dl = await io("GET", `${visitorRoot}/results.csv`, visitor);
+			const dl = await node.io("GET", `${visitorRoot}/results.csv`, visitor);
 			assert.equal(dl.status, 200);
 			assert.equal(await dl.text(), "a,b\n1,2\n");
 		}
-		const third = await io("GET", `${visitorRoot}/results.csv`, visitor);
+		const third = await node.io("GET", `${visitorRoot}/results.csv`, visitor);
 		assert.equal(third.status, 403);
 		assert.match(await third.text(), /download/i);
 		const after = await node.broker.call<PublicLinkInfo, { hash: string }>("share.publicLink", { hash });

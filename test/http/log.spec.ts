@@ -5,18 +5,12 @@
 import assert from "node:assert/strict";
 import type { Service } from "moleculer";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
+import { until as poll } from "../helpers/poll";
 import { LogShipper } from "../../lib/logs/shipper";
 import type { ShareChange } from "../../lib/contracts";
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 8000): Promise<T> {
-	const end = Date.now() + ms;
-	for (;;) {
-		const v = await fn();
-		if (v !== undefined) return v;
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 50));
-	}
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 8000) => poll(what, fn, ms, 50);
 
 describe("Logs and audit (/a/log)", function () {
 	this.timeout(30_000);
@@ -28,8 +22,7 @@ describe("Logs and audit (/a/log)", function () {
 	before(async () => {
 		node = await startNode({ logger: new LogShipper({ level: "info", bufferSize: 1000, batchSize: 50, flushMs: 50 }) });
 		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/bob", { Password: "Bob-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		bob = await node.login("bob", "Bob-Pass-12345");
+		bob = await addUser(node, admin, "bob", "Bob-Pass-12345");
 	});
 	after(() => node?.stop());
 

@@ -3,6 +3,7 @@
 // POST /a/tree/create; metadata templates (GET/PUT/DELETE /a/templates/meta). Writes are the admin's.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 
 const enc = (p: string) => encodeURIComponent(p);
 
@@ -17,8 +18,7 @@ describe("HTTP: node and metadata templates", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, admin)).status, 200);
-		alice = await node.login("alice", "Alice-Pass-1234");
+		alice = await addUser(node, admin, "alice", "Alice-Pass-1234");
 	});
 	after(() => node.stop());
 

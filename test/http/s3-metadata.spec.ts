@@ -17,6 +17,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 import { s3Client } from "../helpers/s3";
 
 type S3Failure = { name: string; $metadata: { httpStatusCode?: number } };
@@ -30,8 +31,7 @@ describe("HTTP: S3 object metadata through /io", function () {
 	before(async () => {
 		node = await startNode();
 		const admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/meta-mia", { Password: "Mia-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		token = await node.login("meta-mia", "Mia-Pass-12345");
+		token = await addUser(node, admin, "meta-mia", "Mia-Pass-12345");
 		s3 = s3Client(node, token);
 	});
 	after(() => node.stop());

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, wr
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 import { S3Tools, requireTools } from "../helpers/s3tools";
 
 const md5 = (b: Buffer) => createHash("md5").update(b).digest("hex");
@@ -54,8 +55,7 @@ describe("S3 tools against /io: aws CLI, rclone, s3cmd", function () {
 	before(async () => {
 		node = await startNode();
 		const admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/tess", { Password: "Tess-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		token = await node.login("tess", "Tess-Pass-12345");
+		token = await addUser(node, admin, "tess", "Tess-Pass-12345");
 		// The access key is a personal access token: it outlives the session's short JWT.
 		const pat = await node.api("POST", "/a/auth/token/personal", { Label: "s3 tools", AutoRefresh: 3600 }, token);
 		assert.equal(pat.status, 200, pat.text);

@@ -1,19 +1,7 @@
 import assert from "node:assert/strict";
 import { S3Client, PutObjectCommand } from "@aws-sdk/client-s3";
 import { startNode, type TestNode } from "../helpers/node";
-import { bufferSource, openEntry, openZip } from "../../lib/jobs/zip";
-
-async function entries(zip: Buffer): Promise<Record<string, string>> {
-	const src = bufferSource(zip);
-	const out: Record<string, string> = {};
-	for await (const e of (await openZip(src)).entries()) {
-		if (e.dir) continue;
-		const chunks: Buffer[] = [];
-		for await (const c of await openEntry(src, e)) chunks.push(c as Buffer);
-		out[e.name] = Buffer.concat(chunks).toString();
-	}
-	return out;
-}
+import { zipTexts } from "../helpers/zip";
 
 describe("HTTP: selections downloaded as one zip through /io", function () {
 	this.timeout(30_000);
@@ -39,7 +27,7 @@ describe("HTTP: selections downloaded as one zip through /io", function () {
 		assert.equal(r.status, 200);
 		assert.equal(r.headers.get("content-type"), "application/zip");
 		assert.equal(r.headers.get("content-disposition"), `attachment; filename="download.zip"; filename*=UTF-8''download.zip`, "named as the request names it");
-		assert.deepEqual(await entries(Buffer.from(await r.arrayBuffer())), { "one.txt": "1", "dir/two.txt": "22", "dir/deep/three.txt": "333" });
+		assert.deepEqual(await zipTexts(Buffer.from(await r.arrayBuffer())), { "one.txt": "1", "dir/two.txt": "22", "dir/deep/three.txt": "333" });
 	});
 
 	it("belongs to its creator and refuses unknown nodes", async () => {

@@ -5,6 +5,7 @@
 // sends it whole in the cell's ACLs with CreateEmptyRoot.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUsers } from "../helpers/users";
 import type { PublicLinkInfo } from "../../lib/contracts/share";
 
 describe("HTTP: what the Cells CLI sends for shares (cec share, cec create-cell)", function () {
@@ -16,8 +17,7 @@ describe("HTTP: what the Cells CLI sends for shares (cec share, cec create-cell)
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		for (const u of ["alice", "bob"]) assert.equal((await node.api("PUT", `/a/user/${u}`, { Password: `${u}-Pass-12345`, Attributes: { profile: "standard" } }, admin)).status, 200);
-		alice = await node.login("alice", "alice-Pass-12345");
+		alice = (await addUsers(node, admin, ["alice", "bob"], { email: false, displayName: false })).alice.token;
 		const r = await fetch(`${node.url}/io/personal-files/MyPublicImage.jpg`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body: "jpeg bytes" });
 		assert.equal(r.status, 200);
 	});

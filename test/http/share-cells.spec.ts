@@ -4,6 +4,7 @@
 // edits, the shared resources listing, share policies, and hostile inputs.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUsers } from "../helpers/users";
 
 describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 	this.timeout(60_000);
@@ -15,7 +16,6 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 	let bobUuid: string;
 	let carolUuid: string;
 
-	const io = (method: string, path: string, token: string, body?: string) => fetch(`${node.url}/io/${path}`, { method, headers: { "X-Pydio-Bearer": token }, body });
 	const stat = (path: string, token: string) => node.api("GET", `/a/tree/stat/${encodeURIComponent(path)}`, undefined, token);
 	const list = (path: string, token: string) => node.api("POST", "/a/tree/stats", { NodePaths: [`${path}/*`] }, token);
 	const member = (uuid: string, ...actions: string[]) => ({ [uuid]: { RoleId: uuid, IsUserRole: true, Actions: actions.map((Name) => ({ Name })) } });
@@ -23,15 +23,9 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		for (const u of ["alice", "bob", "carol"]) {
-			const r = await node.api("PUT", `/a/user/${u}`, { Password: `${u}-Pass-12345`, Attributes: { profile: "standard" } }, admin);
-			assert.equal(r.status, 200, r.text);
-			if (u === "bob") bobUuid = r.body.Uuid;
-			if (u === "carol") carolUuid = r.body.Uuid;
-		}
-		alice = await node.login("alice", "alice-Pass-12345");
-		bob = await node.login("bob", "bob-Pass-12345");
-		carol = await node.login("carol", "carol-Pass-12345");
+		const users = await addUsers(node, admin, ["alice", "bob", "carol"], { email: false, displayName: false });
+		[alice, bob, carol] = [users.alice.token, users.bob.token, users.carol.token];
+		[bobUuid, carolUuid] = [users.bob.uuid, users.carol.uuid];
 	});
 	after(() => node.stop());
 
@@ -39,7 +33,7 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 	let folderUuid: string;
 
 	it("alice shares a folder with bob (read-write): the answer is the cell with its members and root", async () => {
-		assert.equal((await io("PUT", "personal-files/project/plan.txt", alice, "the plan")).status, 200);
+		assert.equal((await node.io("PUT", "personal-files/project/plan.txt", alice, "the plan")).status, 200);
 		folderUuid = (await stat("personal-files/project", alice)).body.Node.Uuid;
 		const r = await node.api("PUT", "/a/share/cell", { Room: { Label: "Project X", Description: "our project", RootNodes: [{ Uuid: folderUuid }], ACLs: member(bobUuid, "read", "write") } }, alice);
 		assert.equal(r.status, 200, r.text);
@@ -80,16 +74,16 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		const l = await list("project-x", bob);
 		assert.equal(l.status, 200, l.text);
 		assert.deepEqual(l.body.Nodes.map((n: { Path: string }) => n.Path), ["project-x/plan.txt"]);
-		const got = await io("GET", "project-x/plan.txt", bob);
+		const got = await node.io("GET", "project-x/plan.txt", bob);
 		assert.equal(got.status, 200);
 		assert.equal(await got.text(), "the plan");
-		assert.equal((await io("PUT", "project-x/bob.txt", bob, "from bob")).status, 200);
+		assert.equal((await node.io("PUT", "project-x/bob.txt", bob, "from bob")).status, 200);
 		// alice finds it in her folder.
-		const mine = await io("GET", "personal-files/project/bob.txt", alice);
+		const mine = await node.io("GET", "personal-files/project/bob.txt", alice);
 		assert.equal(await mine.text(), "from bob");
 		// carol, not a member, sees nothing.
 		assert.equal((await list("project-x", carol)).status, 404);
-		assert.equal((await io("GET", "project-x/plan.txt", carol)).status, 404);
+		assert.equal((await node.io("GET", "project-x/plan.txt", carol)).status, 404);
 	});
 
 	it("only the owner edits membership: bob's update is refused, alice makes bob read-only and adds carol", async () => {
@@ -98,7 +92,7 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		const r = await node.api("PUT", "/a/share/cell", { Room: { Uuid: cellUuid, Label: "Project X", RootNodes: [{ Uuid: folderUuid }], ACLs: { ...member(bobUuid, "read"), ...member(carolUuid, "read") } } }, alice);
 		assert.equal(r.status, 200, r.text);
 		assert.deepEqual(r.body.ACLs[bobUuid].Actions.map((a: { Name: string }) => a.Name), ["read"]);
-		const refused = await io("PUT", "project-x/again.txt", bob, "no");
+		const refused = await node.io("PUT", "project-x/again.txt", bob, "no");
 		assert.equal(refused.status, 403);
 		assert.equal((await list("project-x", carol)).status, 200);
 		// An update without ACLs (a new description) keeps the members.
@@ -116,7 +110,7 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		assert.equal(r.body.ACLs[bobUuid], undefined);
 		// ... and not a moment later.
 		assert.equal((await list("project-x", bob)).status, 404);
-		assert.equal((await io("GET", "project-x/plan.txt", bob)).status, 404);
+		assert.equal((await node.io("GET", "project-x/plan.txt", bob)).status, 404);
 		assert.doesNotMatch((await node.api("GET", "/a/frontend/state", undefined, bob)).text, /Project X/);
 		assert.equal((await node.api("GET", `/a/share/cell/${cellUuid}`, undefined, bob)).status, 404);
 	});
@@ -146,7 +140,7 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 	});
 
 	it("CreateEmptyRoot makes a new folder under alice's cells; two roots show as children of the cell's slug", async () => {
-		assert.equal((await io("PUT", "personal-files/docs/d.txt", alice, "doc")).status, 200);
+		assert.equal((await node.io("PUT", "personal-files/docs/d.txt", alice, "doc")).status, 200);
 		const docs = (await stat("personal-files/docs", alice)).body.Node.Uuid;
 		const r = await node.api("PUT", "/a/share/cell", { CreateEmptyRoot: true, Room: { Label: "Team room", RootNodes: [{ Uuid: docs }], ACLs: member(bobUuid, "read", "write") } }, alice);
 		assert.equal(r.status, 200, r.text);
@@ -154,8 +148,8 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		const l = await list("team-room", bob);
 		assert.equal(l.status, 200, l.text);
 		assert.deepEqual(l.body.Nodes.map((n: { Path: string }) => n.Path).sort(), ["team-room/Team room", "team-room/docs"]);
-		assert.equal((await io("PUT", "team-room/Team room/new.txt", bob, "new")).status, 200);
-		assert.equal(await (await io("GET", "team-room/docs/d.txt", bob)).text(), "doc");
+		assert.equal((await node.io("PUT", "team-room/Team room/new.txt", bob, "new")).status, 200);
+		assert.equal(await (await node.io("GET", "team-room/docs/d.txt", bob)).text(), "doc");
 		// S3 listings see the roots as folders of the cell.
 		const top = await (await fetch(`${node.url}/io/?list-type=2&prefix=team-room/&delimiter=/`, { headers: { "X-Pydio-Bearer": bob } })).text();
 		assert.match(top, /<Prefix>team-room\/Team room\/<\/Prefix>/);
@@ -164,7 +158,7 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		assert.match(deep, /<Key>team-room\/docs\/d.txt<\/Key>/);
 		assert.match(deep, /<Key>team-room\/Team room\/new.txt<\/Key>/);
 		// Nothing can be written beside the roots: there is no such root.
-		assert.equal((await io("PUT", "team-room/loose.txt", bob, "x")).status, 404);
+		assert.equal((await node.io("PUT", "team-room/loose.txt", bob, "x")).status, 404);
 		const del = await node.api("DELETE", `/a/share/cell/${r.body.Uuid}`, undefined, bob);
 		assert.equal(del.status, 403);
 		// Search finds files in the cell's roots, in the cell's paths.
@@ -191,14 +185,14 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		assert.equal(g.status, 200, g.text);
 		const dave = await node.api("PUT", "/a/user/dave", { Password: "dave-Pass-12345", GroupPath: "/designers", Attributes: { profile: "standard" } }, admin);
 		assert.equal(dave.status, 200, dave.text);
-		assert.equal((await io("PUT", "personal-files/mockups/m.txt", alice, "mock")).status, 200);
+		assert.equal((await node.io("PUT", "personal-files/mockups/m.txt", alice, "mock")).status, 200);
 		const folder = (await stat("personal-files/mockups", alice)).body.Node.Uuid;
 		const r = await node.api("PUT", "/a/share/cell", { Room: { Label: "Mockups", RootNodes: [{ Uuid: folder }], ACLs: { [g.body.Uuid]: { RoleId: g.body.Uuid, Actions: [{ Name: "read" }] } } } }, alice);
 		assert.equal(r.status, 200, r.text);
 		assert.equal(r.body.ACLs[g.body.Uuid].Group.GroupLabel, "designers");
 		const daveToken = await node.login("dave", "dave-Pass-12345");
-		assert.equal(await (await io("GET", "mockups/m.txt", daveToken)).text(), "mock");
-		assert.equal((await io("PUT", "mockups/n.txt", daveToken, "no")).status, 403);
+		assert.equal(await (await node.io("GET", "mockups/m.txt", daveToken)).text(), "mock");
+		assert.equal((await node.io("PUT", "mockups/n.txt", daveToken, "no")).status, 403);
 	});
 
 	it("hostile inputs are clear 4xx", async () => {

@@ -3,19 +3,10 @@
 // root moved to the recycle bin no longer reachable through its cell or link.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { until } from "../helpers/poll";
 import { Relay } from "../helpers/smtp";
 import { addUsers, type TestUser } from "../helpers/users";
 import type { PublicLinkInfo } from "../../lib/contracts/share";
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-	const end = Date.now() + ms;
-	for (;;) {
-		const v = await probe();
-		if (v !== undefined) return v;
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 100));
-	}
-}
 
 describe("HTTP: share invitations by mail and what links enforce", function () {
 	this.timeout(60_000);
@@ -24,7 +15,6 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 	let alice: TestUser;
 	let bob: TestUser;
 	let carol: TestUser;
-	const io = (method: string, path: string, token: string, body?: string) => fetch(`${node.url}/io/${path}`, { method, headers: { "X-Pydio-Bearer": token }, body });
 	const uuidOf = async (path: string) => (await node.api("GET", `/a/tree/stat/${encodeURIComponent(path)}`, undefined, alice.token)).body.Node.Uuid as string;
 	const info = (hash: string) => node.broker.call<PublicLinkInfo, { hash: string }>("share.publicLink", { hash });
 	const visit = (i: PublicLinkInfo, extra: Record<string, string> = {}) =>
@@ -36,7 +26,7 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 		const admin = await node.login("admin", node.adminPassword);
 		({ alice, bob } = await addUsers(node, admin, ["alice", "bob"]));
 		({ carol } = await addUsers(node, admin, ["carol"], { email: false }));
-		for (const f of ["sent/brief.txt", "preview/photo.txt", "gone/old.txt"]) assert.equal((await io("PUT", `personal-files/${f}`, alice.token, `content of ${f}`)).status, 200);
+		for (const f of ["sent/brief.txt", "preview/photo.txt", "gone/old.txt"]) assert.equal((await node.io("PUT", `personal-files/${f}`, alice.token, `content of ${f}`)).status, 200);
 	});
 	after(async () => {
 		await node.stop();
@@ -93,20 +83,20 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 		assert.deepEqual(r.body.Permissions, ["Preview"]);
 		const i = await info(r.body.LinkHash);
 		const jwt = (await visit(i)).body.JWT as string;
-		const inline = await io("GET", `${i.RootPath}/photo.txt`, jwt);
+		const inline = await node.io("GET", `${i.RootPath}/photo.txt`, jwt);
 		assert.equal(inline.status, 200);
 		assert.equal(await inline.text(), "content of preview/photo.txt");
-		const saved = await io("GET", `${i.RootPath}/photo.txt?response-content-disposition=${encodeURIComponent("attachment; filename=photo.txt")}`, jwt);
+		const saved = await node.io("GET", `${i.RootPath}/photo.txt?response-content-disposition=${encodeURIComponent("attachment; filename=photo.txt")}`, jwt);
 		assert.equal(saved.status, 403);
 		assert.match(await saved.text(), /previews only/);
 		// A file no page can preview is not handed out either, whatever type the request asks to see it as.
 		const bin = await fetch(`${node.url}/io/personal-files/preview/tool.bin`, { method: "PUT", headers: { "X-Pydio-Bearer": alice.token, "Content-Type": "application/octet-stream" }, body: "binary" });
 		assert.equal(bin.status, 200);
-		assert.equal((await io("GET", `${i.RootPath}/tool.bin`, jwt)).status, 403);
-		assert.equal((await io("GET", `${i.RootPath}/tool.bin?response-content-type=text%2Fplain`, jwt)).status, 403);
+		assert.equal((await node.io("GET", `${i.RootPath}/tool.bin`, jwt)).status, 403);
+		assert.equal((await node.io("GET", `${i.RootPath}/tool.bin?response-content-type=text%2Fplain`, jwt)).status, 403);
 		const sel = await node.api("POST", "/a/tree/selection", { Nodes: [{ Path: `${i.RootPath}/photo.txt` }] }, jwt);
 		assert.equal(sel.status, 200, sel.text);
-		const zip = await io("GET", `${String(i.RootPath).split("/")[0]}/selection-${sel.body.SelectionUUID}.zip`, jwt);
+		const zip = await node.io("GET", `${String(i.RootPath).split("/")[0]}/selection-${sel.body.SelectionUUID}.zip`, jwt);
 		assert.equal(zip.status, 403);
 	});
 
@@ -115,17 +105,17 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 		assert.equal(l.status, 200, l.text);
 		const i = await info(l.body.LinkHash);
 		const jwt = (await visit(i)).body.JWT as string;
-		assert.equal((await io("GET", `${i.RootPath}/old.txt`, jwt)).status, 200);
-		assert.equal((await io("GET", "gone/old.txt", bob.token)).status, 200);
+		assert.equal((await node.io("GET", `${i.RootPath}/old.txt`, jwt)).status, 200);
+		assert.equal((await node.io("GET", "gone/old.txt", bob.token)).status, 200);
 		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "personal-files/gone" }] }, alice.token)).status, 200);
 		await until("the folder in the bin", async () => ((await node.api("GET", `/a/tree/stat/${encodeURIComponent("personal-files/recycle_bin/gone")}`, undefined, alice.token)).status === 200 ? true : undefined));
-		assert.equal((await io("GET", "gone/old.txt", bob.token)).status, 404);
+		assert.equal((await node.io("GET", "gone/old.txt", bob.token)).status, 404);
 		assert.equal((await node.api("POST", "/a/tree/stats", { NodePaths: ["gone/*"] }, bob.token)).status, 404);
-		assert.equal((await io("GET", `${i.RootPath}/old.txt`, jwt)).status, 404);
+		assert.equal((await node.io("GET", `${i.RootPath}/old.txt`, jwt)).status, 404);
 		assert.equal((await info(i.Hash)).Status, "unknown", "the page says the link no longer opens");
 		// Restored, it is shared again.
 		assert.equal((await node.api("POST", "/a/tree/restore", { Nodes: [{ Path: "personal-files/recycle_bin/gone" }] }, alice.token)).status, 200);
-		await until("the restored share", async () => ((await io("GET", "gone/old.txt", bob.token)).status === 200 ? true : undefined));
+		await until("the restored share", async () => ((await node.io("GET", "gone/old.txt", bob.token)).status === 200 ? true : undefined));
 		assert.equal((await info(i.Hash)).Status, "ok");
 	});
 });

@@ -13,7 +13,6 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 	let alice: string;
 	let bob: string;
 
-	const io = (method: string, path: string, token: string, body?: string) => fetch(`${node.url}/io/${path}`, { method, headers: { "X-Pydio-Bearer": token }, body });
 	const stat = (path: string, token: string) => node.api("GET", `/a/tree/stat/${encodeURIComponent(path)}`, undefined, token);
 	const list = (path: string, token: string) => node.api("POST", "/a/tree/stats", { NodePaths: [`${path}/*`] }, token);
 	const info = (hash: string) => node.broker.call<PublicLinkInfo, { hash: string }>("share.publicLink", { hash });
@@ -26,9 +25,9 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 		for (const u of ["alice", "bob"]) assert.equal((await node.api("PUT", `/a/user/${u}`, { Password: `${u}-Pass-12345`, Attributes: { profile: "standard" } }, admin)).status, 200);
 		alice = await node.login("alice", "alice-Pass-12345");
 		bob = await node.login("bob", "bob-Pass-12345");
-		assert.equal((await io("PUT", "personal-files/pub/report.txt", alice, "quarterly report")).status, 200);
-		assert.equal((await io("PUT", "personal-files/drop/.keep", alice, "")).status, 200);
-		assert.equal((await io("PUT", "personal-files/single.pdf", alice, "%PDF-1.4 one file")).status, 200);
+		assert.equal((await node.io("PUT", "personal-files/pub/report.txt", alice, "quarterly report")).status, 200);
+		assert.equal((await node.io("PUT", "personal-files/drop/.keep", alice, "")).status, 200);
+		assert.equal((await node.io("PUT", "personal-files/single.pdf", alice, "%PDF-1.4 one file")).status, 200);
 	});
 	after(() => node.stop());
 
@@ -103,15 +102,15 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 		assert.equal(l.status, 200, l.text);
 		assert.deepEqual(l.body.Nodes.map((n: { Path: string }) => n.Path), [`${root}/report.txt`]);
 		// No uploads on a Preview/Download link.
-		assert.equal((await io("PUT", `${root}/intruder.txt`, visitor, "x")).status, 403);
+		assert.equal((await node.io("PUT", `${root}/intruder.txt`, visitor, "x")).status, 403);
 		// A HEAD is no download.
-		assert.equal((await io("HEAD", `${root}/report.txt`, visitor)).status, 200);
+		assert.equal((await node.io("HEAD", `${root}/report.txt`, visitor)).status, 200);
 		for (let i = 0; i < 2; i++) {
-			const r = await io("GET", `${root}/report.txt`, visitor);
+			const r = await node.io("GET", `${root}/report.txt`, visitor);
 			assert.equal(r.status, 200);
 			assert.equal(await r.text(), "quarterly report");
 		}
-		const third = await io("GET", `${root}/report.txt`, visitor);
+		const third = await node.io("GET", `${root}/report.txt`, visitor);
 		assert.equal(third.status, 403);
 		assert.match(await third.text(), /maximum number of downloads/);
 		const g = await node.api("GET", `/a/share/link/${pub.Uuid}`, undefined, alice);
@@ -140,11 +139,11 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 		const i = await info(r.body.LinkHash);
 		const s = await visit(i.Login as string, `${i.Login}#$!Az1`, r.body.LinkHash);
 		assert.equal(s.status, 200, s.text);
-		const up = await io("PUT", `${i.RootPath}/contribution.txt`, s.body.JWT, "my part");
+		const up = await node.io("PUT", `${i.RootPath}/contribution.txt`, s.body.JWT, "my part");
 		assert.equal(up.status, 200, await up.text());
-		assert.equal(await (await io("GET", "personal-files/drop/contribution.txt", alice)).text(), "my part");
+		assert.equal(await (await node.io("GET", "personal-files/drop/contribution.txt", alice)).text(), "my part");
 		// Upload only: nothing to read.
-		assert.equal((await io("GET", `${i.RootPath}/contribution.txt`, s.body.JWT)).status, 403);
+		assert.equal((await node.io("GET", `${i.RootPath}/contribution.txt`, s.body.JWT)).status, 403);
 	});
 
 	it("a link on a file: the root is the file, under the link's slug", async () => {
@@ -159,7 +158,7 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 		const st = await stat(i.RootPath as string, s.body.JWT);
 		assert.equal(st.status, 200, st.text);
 		assert.equal(st.body.Node.Type, "LEAF");
-		assert.equal(await (await io("GET", i.RootPath as string, s.body.JWT)).text(), "%PDF-1.4 one file");
+		assert.equal(await (await node.io("GET", i.RootPath as string, s.body.JWT)).text(), "%PDF-1.4 one file");
 	});
 
 	it("an expired link is refused: at the page, at login, and to a visitor already in", async () => {
@@ -178,9 +177,9 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 		const login = await visit(i.Login as string, `${i.Login}#$!Az1`, r.body.LinkHash);
 		assert.equal(login.status, 401);
 		assert.match(login.text, /expired/);
-		const dl = await io("GET", `${i.RootPath}/report.txt`, s.body.JWT);
+		const dl = await node.io("GET", `${i.RootPath}/report.txt`, s.body.JWT);
 		assert.equal(dl.status, 403);
-		assert.equal((await io("PUT", `${i.RootPath}/late.txt`, s.body.JWT, "late")).status, 403);
+		assert.equal((await node.io("PUT", `${i.RootPath}/late.txt`, s.body.JWT, "late")).status, 403);
 		const late = await list(i.RootPath as string, s.body.JWT);
 		assert.equal(late.status, 403, late.text);
 		assert.match(late.text, /expired/);
@@ -224,7 +223,7 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 		const role = me.body.Uuid as string;
 		const acl = await node.api("PUT", "/a/acl", { RoleID: role, WorkspaceID: "PYDIO_REPO_SCOPE_ALL", Action: { Name: "parameter:action.share:ENABLE_FOLDER_PUBLIC_LINK", Value: "false" } }, admin);
 		assert.equal(acl.status, 200, acl.text);
-		assert.equal((await io("PUT", "personal-files/b/x.txt", bob, "x")).status, 200);
+		assert.equal((await node.io("PUT", "personal-files/b/x.txt", bob, "x")).status, 200);
 		const folder = (await stat("personal-files/b", bob)).body.Node.Uuid;
 		const r = await node.api("PUT", "/a/share/link", { ShareLink: { Label: "b", RootNodes: [{ Uuid: folder }], Permissions: ["Preview"] } }, bob);
 		assert.equal(r.status, 403, r.text);

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { METHOD_STORE } from "../../lib/jobs/zip";
 import { getTemplate } from "../../lib/templates";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 
 const md5 = (b: Buffer) => createHash("md5").update(b).digest("hex");
 const enc = (p: string) => encodeURIComponent(p);
@@ -27,8 +28,7 @@ describe("HTTP: document templates", function () {
 	before(async () => {
 		node = await startNode();
 		const admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, admin)).status, 200);
-		alice = await node.login("alice", "Alice-Pass-1234");
+		alice = await addUser(node, admin, "alice", "Alice-Pass-1234");
 	});
 	after(() => node.stop());
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 import { ZipWriter } from "../../lib/jobs/zip";
 import { TarWriter } from "../../lib/jobs/tar";
 
@@ -12,8 +13,7 @@ describe("HTTP: the node tree", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, admin)).status, 200);
-		alice = await node.login("alice", "Alice-Pass-1234");
+		alice = await addUser(node, admin, "alice", "Alice-Pass-1234");
 	});
 	after(() => node.stop());
 

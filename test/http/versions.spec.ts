@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand, CopyObjectCommand } from "@aws-sdk/client-s3";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 
 interface VersionNode {
 	Uuid: string;
@@ -25,8 +26,7 @@ describe("HTTP: versioning", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/vera", { Password: "Vera-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		token = await node.login("vera", "Vera-Pass-12345");
+		token = await addUser(node, admin, "vera", "Vera-Pass-12345");
 		s3 = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: token, secretAccessKey: "gatewaysecret" } });
 	});
 	after(() => node.stop());

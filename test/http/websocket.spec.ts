@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import WebSocket from "ws";
 import { S3Client, PutObjectCommand } from "@aws-sdk/client-s3";
 import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 import { WsClient as Client, type WsMessage as Msg } from "../helpers/ws-client";
 import { startJob } from "../helpers/jobs";
 
@@ -29,10 +30,9 @@ describe("HTTP: /ws/event websocket", function () {
 	before(async () => {
 		node = await startNode();
 		admin = await node.login("admin", node.adminPassword);
-		for (const u of ["alice", "bob", "carol"]) assert.equal((await node.api("PUT", `/a/user/${u}`, { Password: "User-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		alice = await node.login("alice", "User-Pass-12345");
-		bob = await node.login("bob", "User-Pass-12345");
-		carol = await node.login("carol", "User-Pass-12345");
+		alice = await addUser(node, admin, "alice", "User-Pass-12345");
+		bob = await addUser(node, admin, "bob", "User-Pass-12345");
+		carol = await addUser(node, admin, "carol", "User-Pass-12345");
 		folder = (await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/live", Type: "COLLECTION" }] }, alice)).body.Children[0].Uuid;
 		await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/closed", Type: "COLLECTION" }] }, alice);
 		const closed = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/closed")}`, undefined, admin)).body.Node.Uuid;

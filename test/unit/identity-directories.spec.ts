@@ -2,10 +2,10 @@
 // group path, login bookkeeping patched in place without a reload or an announcement, and which identity
 // changes drop which cache.
 import assert from "node:assert/strict";
-import { RoleDirectory, type RoleStore } from "../../lib/identity/role-directory";
+import { RoleDirectory } from "../../lib/identity/role-directory";
 import { UserDirectory, type LoginChange, type UserChange, type UserStore } from "../../lib/identity/user-directory";
-import type { Role } from "../../lib/identity/roles";
 import type { UserDoc } from "../../lib/identity/users";
+import { MemRoles } from "../helpers/roles";
 
 class FakeUsers implements UserStore {
 	loads = 0;
@@ -97,39 +97,9 @@ describe("UserDirectory", () => {
 	});
 });
 
-class FakeRoles implements RoleStore {
-	loads = 0;
-	roles = new Map<string, Role>();
-	async all() {
-		this.loads++;
-		return [...this.roles.values()];
-	}
-	async create(r: Role) {
-		if (this.roles.has(r.Uuid)) throw new Error("taken");
-		this.roles.set(r.Uuid, r);
-		return r;
-	}
-	async ensure(r: Role) {
-		const had = this.roles.get(r.Uuid);
-		if (had) return { role: had, created: false };
-		this.roles.set(r.Uuid, r);
-		return { role: r, created: true };
-	}
-	async update(r: Role) {
-		if (!this.roles.has(r.Uuid)) return null;
-		this.roles.set(r.Uuid, r);
-		return r;
-	}
-	async delete(uuids: readonly string[]) {
-		let n = 0;
-		for (const u of uuids) if (this.roles.delete(u)) n++;
-		return n;
-	}
-}
-
 describe("RoleDirectory", () => {
 	it("stamps, caches, announces only what it created or changed, and answers profiles' roles", async () => {
-		const store = new FakeRoles();
+		const store = new MemRoles();
 		const announced: string[][] = [];
 		const dir = new RoleDirectory(store, async (u) => void announced.push(u), () => 42);
 		await dir.create({ Uuid: "ADMINS", Label: "Administrators", AutoApplies: ["admin"], PoliciesContextEditable: true });

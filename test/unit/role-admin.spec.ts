@@ -1,43 +1,9 @@
 import assert from "node:assert/strict";
 import type { Identity } from "../../lib/auth/identity";
-import { ConflictError, ForbiddenError, NotFoundError } from "../../lib/errors";
+import { ForbiddenError, NotFoundError } from "../../lib/errors";
 import { RoleAdmin } from "../../lib/identity/role-admin";
-import { RoleDirectory, type RoleStore } from "../../lib/identity/role-directory";
-import type { Role } from "../../lib/identity/roles";
-
-/** An in-memory store with the SQL one's rule: a create of a taken id is a ConflictError. */
-class MemRoles implements RoleStore {
-	roles = new Map<string, Role>();
-	/** Runs once before the next create (another node creating the same role first). */
-	beforeCreate?: () => void;
-	async all() {
-		return [...this.roles.values()];
-	}
-	async create(r: Role) {
-		const race = this.beforeCreate;
-		this.beforeCreate = undefined;
-		race?.();
-		if (this.roles.has(r.Uuid)) throw new ConflictError(`Role ${r.Uuid} exists`);
-		this.roles.set(r.Uuid, r);
-		return r;
-	}
-	async ensure(r: Role) {
-		const had = this.roles.get(r.Uuid);
-		if (had) return { role: had, created: false };
-		this.roles.set(r.Uuid, r);
-		return { role: r, created: true };
-	}
-	async update(r: Role) {
-		if (!this.roles.has(r.Uuid)) return null;
-		this.roles.set(r.Uuid, r);
-		return r;
-	}
-	async delete(uuids: readonly string[]) {
-		let n = 0;
-		for (const u of uuids) if (this.roles.delete(u)) n++;
-		return n;
-	}
-}
+import { RoleDirectory } from "../../lib/identity/role-directory";
+import { MemRoles } from "../helpers/roles";
 
 const admin: Identity = { Uuid: "u-admin", Login: "admin", Profile: "admin", GroupPath: "/", Roles: ["ROOT_GROUP", "ADMINS", "u-admin"], TokenKind: "session", ExpiresAt: 2e9 };
 const alice: Identity = { Uuid: "u-alice", Login: "alice", Profile: "standard", GroupPath: "/", Roles: ["ROOT_GROUP", "u-alice"], TokenKind: "session", ExpiresAt: 2e9 };

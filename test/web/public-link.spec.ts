@@ -5,21 +5,9 @@ import { readFile } from "node:fs/promises";
 import type { Browser, Page } from "playwright-core";
 import { startNode, type TestNode } from "../helpers/node";
 import { ensureWebBuilt, launchChromium } from "../helpers/browser";
-import { bufferSource, openEntry, openZip } from "../../lib/jobs/zip";
+import { zipTexts } from "../helpers/zip";
 
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
-
-async function zipEntries(zip: Buffer): Promise<Record<string, string>> {
-	const src = bufferSource(zip);
-	const out: Record<string, string> = {};
-	for await (const e of (await openZip(src)).entries()) {
-		if (e.dir) continue;
-		const chunks: Buffer[] = [];
-		for await (const c of await openEntry(src, e)) chunks.push(c as Buffer);
-		out[e.name] = Buffer.concat(chunks).toString("latin1");
-	}
-	return out;
-}
 
 describe("web: the public link page in Chromium", function () {
 	this.timeout(60_000);
@@ -94,7 +82,7 @@ describe("web: the public link page in Chromium", function () {
 
 		const [zip] = await Promise.all([page.waitForEvent("download"), page.click("button.download-all")]);
 		assert.equal(zip.suggestedFilename(), "Link to common-files_album.zip", "named after the link's label");
-		const entries = await zipEntries(await readFile((await zip.path()) as string));
+		const entries = await zipTexts(await readFile((await zip.path()) as string), "latin1");
 		assert.deepEqual(Object.keys(entries).sort(), ["dot.png", "notes.txt", "sub/deep.txt"]);
 		assert.equal(entries["sub/deep.txt"], "deep down");
 
