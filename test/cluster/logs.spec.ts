@@ -30,9 +30,16 @@ describe("cluster log: lines from every node, read through any gateway", functio
 		assert.ok(lines.every((l: { JsonZaps: string }) => JSON.parse(l.JsonZaps).Node === nodeB));
 		assert.ok(lines.some((l: { Logger: string; Msg: string }) => l.Logger === "broker" && /started/i.test(l.Msg)), JSON.stringify(lines.slice(0, 5)));
 		// Node A's own lines are there too, told apart by node.
-		const a = await post("/a/log/sys", { Query: `-Node:${nodeB}`, Size: 5 });
-		assert.ok(a.body.Logs.length > 0);
-		assert.ok(a.body.Logs.every((l: { JsonZaps: string }) => JSON.parse(l.JsonZaps).Node !== nodeB));
+		// (shipped in their own batches: they may land a moment after B's).
+		const aLines = await until(
+			"node A's lines",
+			async () => {
+				const r = await post("/a/log/sys", { Query: `-Node:${nodeB}`, Size: 5 });
+				return r.body.Logs?.length ? r.body.Logs : undefined;
+			},
+			30_000,
+		);
+		assert.ok(aLines.every((l: { JsonZaps: string }) => JSON.parse(l.JsonZaps).Node !== nodeB));
 	});
 
 	it("keeps a failed login through node A in the audit trail, once", async () => {
