@@ -10,7 +10,7 @@
 // Login: POST /frontend/session with AuthInfo {type:"credentials", login, password, totp:"123456"}.
 import { BadRequestError, ConflictError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../errors";
 import type { Identity } from "./identity";
-import { newSecret, otpauthUri, seal, stepAt, TOTP_ALGORITHM, TOTP_DIGITS, TOTP_PERIOD, unseal, verifyTotp } from "./totp";
+import { newSecret, otpauthUri, seal, TOTP_ALGORITHM, TOTP_DIGITS, TOTP_PERIOD, unseal, verifyTotp } from "./totp";
 
 export interface TotpState {
 	secret: string;
@@ -173,10 +173,5 @@ export class SecondFactor {
 	/** Drops a user's factor whatever its state (the account is gone). */
 	async forget(userUuid: string): Promise<void> {
 		await this.store.remove(userUuid);
-	}
-
-	/** The step of now, for callers that log or test. */
-	currentStep(): number {
-		return stepAt(this.now());
 	}
 }
