@@ -35,14 +35,6 @@ export function depthOf(path: string): number {
 	return n;
 }
 
-/** 1-based index of the first "recycle_bin" segment of a path, 0 if none. */
-export function binDepthOf(path: string): number {
-	if (!path.includes("recycle_bin")) return 0;
-	const segs = path.split("/");
-	const i = segs.indexOf("recycle_bin");
-	return i < 0 ? 0 : i + 1;
-}
-
 export function isHiddenPath(path: string): boolean {
 	return path.startsWith(".") || path.includes("/.");
 }
