@@ -40,6 +40,7 @@ interface LogVars {
 interface LogMethods {
 	exportAs(ctx: Context<ListParams, Meta>, kind: LogKind): unknown;
 	prune(): Promise<void>;
+	loginAttempt(ctx: Context<LoginAttempt, Meta>, action: "login.failed" | "login.succeeded"): Promise<void>;
 	store(what: string, work: Promise<unknown>): Promise<void>;
 }
 type LogThis = Service & LogVars & LogMethods;
@@ -97,8 +98,7 @@ const LogService: ServiceSchema<ServiceSettingSchema, LogMethods, LogVars> = {
 			return this.store("audit event", this.book.audit(ctx.params, ctx.caller ?? "audit", ctx.nodeID ?? this.broker.nodeID));
 		},
 		"auth.login.failed"(this: LogThis, ctx: Context<LoginAttempt, Meta>) {
-			const e: AuditEntry = { action: "login.failed", actor: ctx.params.login, ip: ctx.params.ip, userAgent: ctx.meta?.userAgent, time: Date.now() / 1000 };
-			return this.store("audit event", this.book.audit(e, "auth", ctx.nodeID ?? this.broker.nodeID));
+			return this.loginAttempt(ctx, "login.failed");
 		},
 		// Broadcast by the share service: every instance gets it, the request's id makes it one row.
 		"share.changed"(this: LogThis, ctx: Context<ShareChange, Meta>) {
@@ -108,8 +108,7 @@ const LogService: ServiceSchema<ServiceSettingSchema, LogMethods, LogVars> = {
 			return this.store("audit event", this.book.audit(e, ctx.caller ?? "share", ctx.nodeID ?? this.broker.nodeID, key));
 		},
 		"auth.login.succeeded"(this: LogThis, ctx: Context<LoginAttempt, Meta>) {
-			const e: AuditEntry = { action: "login.succeeded", actor: ctx.params.login, ip: ctx.params.ip, userAgent: ctx.meta?.userAgent, time: Date.now() / 1000 };
-			return this.store("audit event", this.book.audit(e, "auth", ctx.nodeID ?? this.broker.nodeID));
+			return this.loginAttempt(ctx, "login.succeeded");
 		},
 	},
 
@@ -120,6 +119,11 @@ const LogService: ServiceSchema<ServiceSettingSchema, LogMethods, LogVars> = {
 			ctx.meta.$responseType = file.contentType;
 			ctx.meta.$responseHeaders = { "Content-Disposition": `attachment; filename="${file.fileName}"` };
 			return file.stream;
+		},
+		/** A login attempt the auth service reported, as an audit event. */
+		loginAttempt(this: LogThis, ctx: Context<LoginAttempt, Meta>, action: "login.failed" | "login.succeeded") {
+			const e: AuditEntry = { action, actor: ctx.params.login, ip: ctx.params.ip, userAgent: ctx.meta?.userAgent, time: Date.now() / 1000 };
+			return this.store("audit event", this.book.audit(e, "auth", ctx.nodeID ?? this.broker.nodeID));
 		},
 		/** An event's write: a failure is this node's warning (never shipped: this service's lines stay local). */
 		async store(this: LogThis, what: string, work: Promise<unknown>) {
