@@ -1,7 +1,7 @@
 // The administrators' audit of shares (enterprise POST /audit/data/shares): who shared what with whom, by node.
 // Computed from the live workspaces, ACLs and link records: the report is always "now".
 import type { ACL } from "../acl/model";
-import type { WorkspaceDoc } from "../workspaces/model";
+import { rootsFromAcls, type WorkspaceDoc } from "../workspaces/model";
 import type { LinkRecord } from "../db/share-links";
 import type { Role } from "../identity/roles";
 import type { PublicUser } from "../identity/users";
@@ -69,7 +69,7 @@ export async function buildAuditReport(shares: { doc: WorkspaceDoc; acls: ACL[];
 		if (p.UsersReadCountMin !== undefined && p.UsersReadCountMin > 0 && usersRead < p.UsersReadCountMin) continue;
 		if (p.UsersReadCountMax !== undefined && p.UsersReadCountMax > 0 && usersRead > p.UsersReadCountMax) continue;
 		const ownerUser = owner ? await deps.user(owner) : null;
-		const roots = [...new Set(acls.filter((a) => a.Action?.Name === "workspace-path" && a.NodeID).map((a) => a.NodeID as string))];
+		const roots = rootsFromAcls(acls).RootUUIDs;
 		const expired = !!link && ((link.accessEnd > 0 && link.accessEnd <= now) || (link.downloadLimit > 0 && link.downloadCount >= link.downloadLimit));
 		const audited: Audited = {
 			Workspace: { UUID: doc.UUID, Label: doc.Label, Description: doc.Description || undefined, Slug: doc.Slug, Scope: doc.Scope, LastUpdated: doc.LastUpdated, Policies: doc.Policies },

@@ -8,7 +8,7 @@ import { isAdmin, type Identity } from "../auth/identity";
 import { hasPolicy, type ResourcePolicy } from "../identity/resource-policy";
 import type { ACL } from "../acl/model";
 import type { AclClient } from "../workspaces/roots";
-import { checkText, dedupSlug, MAX_DESCRIPTION, MAX_LABEL, slugify, type WorkspaceDoc } from "../workspaces/model";
+import { checkText, dedupSlug, MAX_DESCRIPTION, MAX_LABEL, rootsFromAcls, slugify, type WorkspaceDoc } from "../workspaces/model";
 import type { LinkRecord, ShareLinksRepo } from "../db/share-links";
 import type { Role } from "../identity/roles";
 import type { PublicUser } from "../identity/users";
@@ -98,7 +98,7 @@ function byRole(acls: ACL[]): Map<string, Set<string>> {
 }
 
 function rootsOf(acls: ACL[]): string[] {
-	return [...new Set(acls.filter((a) => a.Action?.Name === "workspace-path" && a.NodeID).map((a) => a.NodeID as string))];
+	return rootsFromAcls(acls).RootUUIDs;
 }
 
 export class ShareManager {
