@@ -40,11 +40,6 @@ export function sequence(ms: number): string {
 	return `${String(Math.max(0, Math.floor(ms))).padStart(13, "0")}-${String(counter).padStart(6, "0")}-${suffix}`;
 }
 
-/** The smallest sequence of a given time (rows at or after `ms` sort at or after it). */
-export function sequenceAt(ms: number): string {
-	return String(Math.max(0, Math.floor(ms))).padStart(13, "0");
-}
-
 function entryOf(r: { key: string; owner_type: string; owner_id: string; box: string; seq: string; actor: string; published: number | string; body: string }): ActivityEntry {
 	return { key: r.key, ownerType: r.owner_type as OwnerType, ownerId: r.owner_id, box: r.box as BoxName, seq: r.seq, actor: r.actor, published: Number(r.published), body: r.body };
 }
