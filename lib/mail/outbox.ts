@@ -111,8 +111,3 @@ export function writeOutboxRaw(raw: Buffer | string, dataDir = loadConfig().data
 	writeFileAtomic(file, raw);
 	return file;
 }
-
-/** Queues a mail; resolves to the `.eml` file written. */
-export async function writeOutboxMail(mail: OutboxMail, dataDir = loadConfig().dataDir): Promise<string> {
-	return writeOutboxRaw(renderMail(mail), dataDir);
-}
