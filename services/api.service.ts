@@ -423,10 +423,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			secret: () => derivedKey("io-multipart-uploads"),
 			clientIp: (req) => this.addresses.of(req),
 			// Only the blacklist: a login ban leaves valid tokens working, and a bad token is refused anyway.
-			banned: (ip) => {
-				const snapshot = this.access.peek();
-				return !!snapshot && this.access.isBlocked(snapshot, ip);
-			},
+			banned: (ip) => this.access.blockedNow(ip),
 			log: (line) => requestLogger(line),
 			// A limit that cannot be read (no config node answering) does not stop uploads: it bounds sizes, it
 			// grants no access; the next upload reads it again.
@@ -441,10 +438,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			visible: (user, nodes) => call(this.broker, "tree.visible", { Nodes: nodes }, { meta: { user } }),
 			workspaces: async (user) => (await call(this.broker, "tree.roots", {}, { meta: { user } })).map((w) => w.UUID),
 			clientIp: (req) => this.addresses.of(req),
-			blocked: (ip) => {
-				const snapshot = this.access.peek();
-				return !!snapshot && this.access.isBlocked(snapshot, ip);
-			},
+			blocked: (ip) => this.access.blockedNow(ip),
 			log: (line) => this.logger.warn(line),
 		});
 		this.sockets.attach(server);
@@ -457,10 +451,10 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 				let s = this.heldStores.get(name);
 				if (!s) {
 					s = call(this.broker, "datasources.get", { name }).then((ds) => {
-						if (!holds(ds, this.broker.nodeID, !!loadConfig().transporter)) {
+						if (!holds(ds, this.broker.nodeID, !!cfg.transporter)) {
 							throw new NotFoundError(`Datasource ${name} is not held by node ${this.broker.nodeID}${ds.PeerAddress ? ` (its holder is ${ds.PeerAddress})` : ""}`, "peer.not.holder");
 						}
-						return openStore(ds, loadConfig().dataDir);
+						return openStore(ds, cfg.dataDir);
 					});
 					s.catch(() => this.heldStores.delete(name));
 					this.heldStores.set(name, s);

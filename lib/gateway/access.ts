@@ -29,6 +29,11 @@ export class AccessControl {
 		return this.snapshot;
 	}
 
+	/** Whether `ip` is blocked by the snapshot already loaded (nothing loaded yet: not blocked, never waits). */
+	blockedNow(ip: string | undefined): boolean {
+		return !!this.snapshot && this.isBlocked(this.snapshot, ip);
+	}
+
 	async current(): Promise<AccessSnapshot> {
 		if (this.snapshot) return this.snapshot;
 		this.loading ??= this.load().then(
