@@ -5,7 +5,7 @@ import type { ServiceBroker } from "moleculer";
 import { lazyDatabase } from "../db/shared";
 import { JobsRepo } from "../db/jobs";
 import { MailQueueRepo } from "../db/mail-queue";
-import { LogShipper } from "../logs/shipper";
+import { shipperOf } from "../logs/shipper";
 import type { IoTransfers } from "../io/transfers";
 import { GatewayMetrics } from "../metrics/gateway-metrics";
 import type { HealthDeps } from "./health";
@@ -18,10 +18,6 @@ export interface NodeProbes {
 
 export function nodeProbes(broker: ServiceBroker, io: IoTransfers, serving: () => boolean, store: { databaseUrl?: string; dataDir: string }): NodeProbes {
 	const handle = lazyDatabase({ databaseUrl: store.databaseUrl, dataDir: store.dataDir });
-	const shipper = () => {
-		const appenders = (broker as unknown as { loggerFactory?: { appenders?: unknown[] } }).loggerFactory?.appenders ?? [];
-		return (appenders.find((a) => a instanceof LogShipper) as LogShipper | undefined) ?? null;
-	};
 	const health: HealthDeps = {
 		started: () => broker.started,
 		serving,
@@ -33,7 +29,7 @@ export function nodeProbes(broker: ServiceBroker, io: IoTransfers, serving: () =
 	const metrics = new GatewayMetrics(broker, {
 		mailQueue: async () => new MailQueueRepo(await handle.db()).countByStatus(),
 		jobsQueue: async () => new JobsRepo(await handle.db()).countByStatus(),
-		logShipper: () => shipper()?.state ?? null,
+		logShipper: () => shipperOf(broker)?.state ?? null,
 		io,
 	});
 	return { health, metrics, release: () => handle.release() };
