@@ -6,7 +6,7 @@ import type { LinkRecord } from "../db/share-links";
 import type { Role } from "../identity/roles";
 import type { PublicUser } from "../identity/users";
 import type { TreeNode } from "../tree/model";
-import { ownerOf } from "./model";
+import { linkStatus, ownerOf } from "./model";
 
 export interface AuditSharesRequest {
 	ShareType?: "ANY" | "WORKSPACE" | "CELL" | "LINK";
@@ -70,7 +70,7 @@ export async function buildAuditReport(shares: { doc: WorkspaceDoc; acls: ACL[];
 		if (p.UsersReadCountMax !== undefined && p.UsersReadCountMax > 0 && usersRead > p.UsersReadCountMax) continue;
 		const ownerUser = owner ? await deps.user(owner) : null;
 		const roots = rootsFromAcls(acls).RootUUIDs;
-		const expired = !!link && ((link.accessEnd > 0 && link.accessEnd <= now) || (link.downloadLimit > 0 && link.downloadCount >= link.downloadLimit));
+		const expired = !!link && linkStatus({ ...link, accessStart: 0 }, now) !== "ok";
 		const audited: Audited = {
 			Workspace: { UUID: doc.UUID, Label: doc.Label, Description: doc.Description || undefined, Slug: doc.Slug, Scope: doc.Scope, LastUpdated: doc.LastUpdated, Policies: doc.Policies },
 			OwnerUser: ownerUser ? { Uuid: ownerUser.Uuid, Login: ownerUser.Login, GroupPath: ownerUser.GroupPath } : undefined,
