@@ -26,13 +26,15 @@ export function resolveLanguage(code: string | undefined): string {
 	return sameFamily ?? DEFAULT_LANGUAGE;
 }
 
+/** Each language overlaid on English, built once. */
+const MERGED: Readonly<Record<string, Dictionary>> = Object.freeze(Object.fromEntries(Object.entries(DICTIONARIES).map(([k, d]) => [k, Object.freeze({ ...EN_US, ...d })])));
+
 export function messagesFor(code: string | undefined): Record<MessageKey, string> {
-	const lang = resolveLanguage(code);
-	return { ...EN_US, ...DICTIONARIES[lang] };
+	return { ...MERGED[resolveLanguage(code)] };
 }
 
 /** One message in a language, with %1, %2… replaced by `args`. */
 export function translate(code: string | undefined, key: MessageKey, ...args: string[]): string {
-	const text = messagesFor(code)[key];
+	const text = MERGED[resolveLanguage(code)][key];
 	return text.replace(/%(\d)/g, (m, n: string) => args[Number(n) - 1] ?? m);
 }
