@@ -20,9 +20,6 @@ export interface IndexNode {
 	key?: string;
 }
 
-export const LEAF = 1;
-export const COLLECTION = 2;
-
 export function baseName(path: string): string {
 	return path.slice(path.lastIndexOf("/") + 1);
 }

@@ -10,7 +10,7 @@
 // answered by the store itself instead (walkSearch): it reads the page, not every match, and counts to a bound.
 import { BadRequestError } from "../errors";
 import { splitPath, joinPath } from "../tree/paths";
-import { baseName, COLLECTION, depthOf, extensionOf, isHiddenPath, LEAF, metaValues } from "./index";
+import { baseName, depthOf, extensionOf, isHiddenPath, metaValues, type NodeKind } from "./index";
 import type { Candidates, RowQuery, SearchRow, WalkQuery } from "../db/search";
 import { MIN_NAME_LITERAL } from "../db/search";
 import { queryWords } from "./content";
@@ -85,7 +85,7 @@ export interface CompiledQuery {
 	words?: string[];
 	nameOrContent?: { name: NameMatcher; words: string[] };
 	exts?: string[];
-	type?: number;
+	type?: NodeKind;
 	minSize: number;
 	maxSize: number;
 	minDate: number;
@@ -279,8 +279,8 @@ export function compileQuery(q: TreeQuery, now = Date.now() / 1000): CompiledQue
 	}
 	if (q.Type !== undefined && q.Type !== null) {
 		const t = q.Type;
-		if (t === "LEAF" || t === 1) c.type = LEAF;
-		else if (t === "COLLECTION" || t === 2) c.type = COLLECTION;
+		if (t === "LEAF" || t === 1) c.type = "LEAF";
+		else if (t === "COLLECTION" || t === 2) c.type = "COLLECTION";
 		else if (t !== "UNKNOWN" && t !== 0) throw new BadRequestError("Query.Type must be LEAF, COLLECTION or UNKNOWN");
 	}
 	c.minSize = int64(q.MinSize, "MinSize") ?? -Infinity;
@@ -618,9 +618,8 @@ export async function runSearch(source: RowSource, c: CompiledQuery, roots: Root
 		}
 	};
 	const exts = c.exts ? new Set(c.exts) : undefined;
-	const type = c.type === LEAF ? "LEAF" : c.type === COLLECTION ? "COLLECTION" : undefined;
 	const matches = (n: HitNode, s: Scope): boolean => {
-		if (type !== undefined && n.type !== type) return false;
+		if (c.type !== undefined && n.type !== c.type) return false;
 		if (n.size < c.minSize || n.size > c.maxSize) return false;
 		if (n.mtime < c.minDate || n.mtime > c.maxDate) return false;
 		if (exts && (n.type !== "LEAF" || !exts.has(extensionOf(n.lname)))) return false;
@@ -654,7 +653,7 @@ export async function runSearch(source: RowSource, c: CompiledQuery, roots: Root
 		filter: c.not
 			? {}
 			: {
-					type,
+					type: c.type,
 					// Integer columns: a fractional bound (a DurationDate) is the nearest integer inside it.
 					minSize: Number.isFinite(c.minSize) ? Math.ceil(c.minSize) : undefined,
 					maxSize: Number.isFinite(c.maxSize) ? Math.floor(c.maxSize) : undefined,
