@@ -21,6 +21,7 @@ import { isAdmin, type Identity } from "../auth/identity";
 import type { TreeChange, VisibleNode } from "../contracts/tree";
 import type { IdentityChange } from "../contracts/identity";
 import type { ActivityObject } from "../activity/model";
+import { baseName } from "../tree/paths";
 
 export const WS_EVENT_PATH = "/ws/event";
 const SYSTEM_USER = "pydio.system.user";
@@ -76,10 +77,6 @@ function wireNode(change: TreeChange, path: string, name: string, wsUuid: string
 	if (n.mtime) out.MTime = String(n.mtime);
 	if (n.etag) out.Etag = n.etag;
 	return out;
-}
-
-function baseName(p: string): string {
-	return p.slice(p.lastIndexOf("/") + 1);
 }
 
 export class EventSocket {
