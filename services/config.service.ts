@@ -17,6 +17,7 @@ import { BadRequestError, NotFoundError } from "../lib/errors";
 import { ConfigTree, isWritablePath, normalizePath, type Json, type ObjectSchema } from "../lib/config-tree/tree";
 import { FRONTEND_SCHEMAS, LOG_LEVELS, NODE_SETTINGS_PATH, NODE_SETTINGS_SCHEMA } from "../lib/config-tree/schemas";
 import { LogLevelControl } from "../lib/config-tree/log-level";
+import { overlaps } from "../lib/config-tree/cached";
 import { JOB_ACTIONS, actionFormXml } from "../lib/jobs/catalog";
 import { isJobName } from "../lib/jobs/params";
 import type { RegistryService } from "../lib/discovery/model";
@@ -132,8 +133,7 @@ const ConfigService: ServiceSchema<Settings, Methods, Vars> = {
 	},
 	events: {
 		async "config.changed"(this: This, ctx: Context<ConfigChange>) {
-			const p = ctx.params.Path;
-			if (p === NODE_SETTINGS_PATH || p.startsWith(`${NODE_SETTINGS_PATH}/`) || NODE_SETTINGS_PATH.startsWith(`${p}/`)) await this.applyNodeSettings();
+			if (overlaps(ctx.params.Path, NODE_SETTINGS_PATH)) await this.applyNodeSettings();
 		},
 	},
 	methods: {
