@@ -10,7 +10,8 @@
 //   the file is queued; a worker claims (file, etag) in the store first, so that when several replicas receive the
 //   same event only one reads the file, then stores its words, ignored if the file changed meanwhile.
 import { MAX_CONTENT_BYTES, isTextFile, looksLikeText, textFileKeys, textKeyOf, tokenize } from "./content";
-import { baseName, type IndexNode } from "./index";
+import type { IndexNode } from "./index";
+import { baseName } from "../tree/paths";
 import { compileQuery, presentHit, runSearch, sortKey, type RootInfo, type TreeQuery } from "./query";
 import type { NameEntry, SearchRepo } from "../db/search";
 import type { TreeChange } from "../contracts/tree";

@@ -20,10 +20,6 @@ export interface IndexNode {
 	key?: string;
 }
 
-export function baseName(path: string): string {
-	return path.slice(path.lastIndexOf("/") + 1);
-}
-
 /** Number of segments of a datasource path ("" = 0). */
 export function depthOf(path: string): number {
 	if (path === "") return 0;

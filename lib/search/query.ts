@@ -9,8 +9,8 @@
 // A query the store can decide whole (a plain name literal or words, bounds, type, extension), in path order, is
 // answered by the store itself instead (walkSearch): it reads the page, not every match, and counts to a bound.
 import { BadRequestError } from "../errors";
-import { splitPath, joinPath } from "../tree/paths";
-import { baseName, depthOf, extensionOf, isHiddenPath, metaValues, type NodeKind } from "./index";
+import { baseName, splitPath, joinPath } from "../tree/paths";
+import { depthOf, extensionOf, isHiddenPath, metaValues, type NodeKind } from "./index";
 import type { Candidates, RowQuery, SearchRow, WalkQuery } from "../db/search";
 import { MIN_NAME_LITERAL } from "../db/search";
 import { queryWords } from "./content";
