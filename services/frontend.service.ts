@@ -15,7 +15,7 @@ import { buildBootConf, APPLICATION_TITLE, CORE_CONFIG_PATH, titleFromConfig } f
 import { CachedConfig } from "../lib/config-tree/cached";
 import type { ConfigChange } from "../lib/contracts";
 import { buildStateXml, type AccessibleWorkspace } from "../lib/frontend/state";
-import { call } from "../lib/contracts";
+import { call, serviceRuns } from "../lib/contracts";
 import { messagesFor, resolveLanguage } from "../lib/frontend/i18n";
 import { pluginsXml, settingsMenu } from "../lib/frontend/catalog";
 import { loadConfig } from "../lib/config";
@@ -134,7 +134,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, FrontendVars> = 
 			return new Set(list.map((s) => s.name));
 		},
 		mailerAvailable(this: FrontendThis): boolean {
-			return (this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("mailer");
+			return serviceRuns(this.broker, "mailer");
 		},
 		async accessibleWorkspaces(this: FrontendThis, ctx: Context<unknown, Meta>): Promise<AccessibleWorkspace[]> {
 			const roles = ctx.meta.user?.Roles ?? [];
@@ -150,7 +150,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, FrontendVars> = 
 	},
 	created(this: FrontendThis) {
 		// A cluster without a config service boots with Cellar's defaults.
-		const hasConfig = () => (this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("config");
+		const hasConfig = () => serviceRuns(this.broker, "config");
 		this.core = new CachedConfig(CORE_CONFIG_PATH, async (path) => (hasConfig() ? call(this.broker, "config.get", { Path: path }) : null), titleFromConfig);
 	},
 };

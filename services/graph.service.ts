@@ -10,7 +10,7 @@ import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "mole
 import type { Identity, Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { DEFAULT_RECOMMEND_LIMIT, Graph, MAX_RECOMMEND_LIMIT } from "../lib/graph/graph";
-import { call } from "../lib/contracts";
+import { call, serviceRuns } from "../lib/contracts";
 
 interface GraphVars {
 	graph: Graph;
@@ -53,7 +53,6 @@ const GraphService: ServiceSchema<ServiceSettingSchema, Record<string, never>, G
 	},
 	created(this: GraphThis) {
 		const broker = this.broker;
-		const has = (name: string) => (broker.registry as unknown as { hasService(name: string): boolean }).hasService(name);
 		this.graph = new Graph({
 			accessible: (roles) => call(broker, "workspaces.accessible", { roles }),
 			authInfo: (uuid) => call(broker, "users.authInfo", { uuid }),
@@ -61,7 +60,7 @@ const GraphService: ServiceSchema<ServiceSettingSchema, Record<string, never>, G
 			roles: (uuids) => call(broker, "roles.getMany", { uuids }),
 			recent: async (user, limit) => (await call(broker, "tree.recent", { Limit: limit }, withUser(user))).Nodes,
 			bookmarks: async (user, limit) => {
-				if (!has("user-meta")) return [];
+				if (!serviceRuns(broker, "user-meta")) return [];
 				const { NodeUuids } = await call(broker, "user-meta.bookmarkedUuids", { Limit: limit }, withUser(user));
 				return NodeUuids.length ? (await call(broker, "tree.statUuids", { Uuids: NodeUuids }, withUser(user))).Nodes : [];
 			},
