@@ -2,7 +2,7 @@
 // has one), then show the shared file, the shared folder, or a drop box, as the link's permissions allow.
 import { useEffect, useState } from "preact/hooks";
 import type { PublicLinkInfo } from "../boot";
-import { ApiError, LinkSession } from "../api";
+import { ApiError, formatDate, LinkSession } from "../api";
 import { REFUSALS } from "../../../lib/web/texts";
 import { PasswordForm } from "./PasswordForm";
 import { FileView } from "./FileView";
@@ -101,6 +101,6 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 function LinkLimits({ info }: { info: PublicLinkInfo }) {
 	const parts: string[] = [];
 	if (info.MaxDownloads) parts.push(`${Math.max(0, info.MaxDownloads - (info.CurrentDownloads ?? 0))} of ${info.MaxDownloads} downloads left`);
-	if (info.AccessEnd) parts.push(`available until ${new Date(info.AccessEnd * 1000).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" })}`);
+	if (info.AccessEnd) parts.push(`available until ${formatDate(info.AccessEnd)}`);
 	return parts.length ? <p class="limits">{parts.join(" · ")}</p> : null;
 }
