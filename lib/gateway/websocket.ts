@@ -357,7 +357,7 @@ export class EventSocket {
 	 */
 	identityChanged(change: IdentityChange): void {
 		let body: Record<string, unknown>;
-		let concerns: (u: Identity) => boolean;
+		let concerns: (u: Identity, s: Session) => boolean;
 		switch (change.kind) {
 			case "user":
 				body = { User: { Uuid: change.uuid } };
@@ -378,21 +378,14 @@ export class EventSocket {
 			default: {
 				body = { Workspace: change.uuid ? { UUID: change.uuid } : {} };
 				const uuid = change.uuid;
-				concerns = () => true;
-				if (uuid) {
-					// Those who have it are told; who gets it newly is told by the ACL change that gives it.
-					const told = this.live().filter((s) => !s.workspaces || s.workspaces.has(uuid));
-					const text = JSON.stringify({ JsonType: "idm", Type: "UPDATE", ...body });
-					for (const s of told) this.send(s, text);
-					this.recheck((s) => told.includes(s as Session & { user: Identity }));
-					return;
-				}
+				// Those who have it are told; who gets it newly is told by the ACL change that gives it.
+				concerns = (_u, s) => !uuid || !s.workspaces || s.workspaces.has(uuid);
 			}
 		}
 		const text = JSON.stringify({ JsonType: "idm", Type: "UPDATE", ...body });
-		const concerned = this.live().filter((s) => concerns(s.user));
+		const concerned = new Set<Session>(this.live().filter((s) => concerns(s.user, s)));
 		for (const s of concerned) this.send(s, text);
-		this.recheck((s) => concerned.includes(s as Session & { user: Identity }));
+		this.recheck((s) => concerned.has(s));
 	}
 
 	/** A token revocation: the sessions of that user (or of those sessions), or every session when it names none. */
