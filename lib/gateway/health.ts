@@ -3,6 +3,7 @@
 // answering, a service every request needs running nowhere — without secrets (no address, no credential, no
 // driver message: the error's code at most). Load balancers and orchestrators probe them.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { within } from "../metrics/gateway-metrics";
 
 /** Services the gateway needs to admit and serve ordinary requests: with one missing everywhere, the node is not ready. */
 export const REQUIRED_SERVICES = ["auth", "policy", "tokens", "users", "roles", "workspaces", "acl", "datasources", "tree"] as const;
@@ -40,13 +41,7 @@ export async function readiness(d: HealthDeps): Promise<Readiness> {
 	const missing = REQUIRED_SERVICES.filter((s) => !available.has(s));
 	if (missing.length) reasons.push(`required services run on no node: ${missing.join(", ")}`);
 	try {
-		await new Promise<void>((resolve, reject) => {
-			const t = setTimeout(() => reject(new Error("timeout")), STORE_TIMEOUT_MS);
-			d.pingStore().then(
-				() => (clearTimeout(t), resolve()),
-				(e) => (clearTimeout(t), reject(e)),
-			);
-		});
+		await within(d.pingStore(), STORE_TIMEOUT_MS);
 	} catch (err) {
 		reasons.push(storeReason(err));
 	}

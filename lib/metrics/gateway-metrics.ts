@@ -28,7 +28,8 @@ interface PrometheusText {
 	generatePrometheusResponse(): string;
 }
 
-function within<T>(p: Promise<T>, ms: number): Promise<T> {
+/** `p`, or a rejection with Error("timeout") when it takes longer than `ms`. */
+export function within<T>(p: Promise<T>, ms: number): Promise<T> {
 	return new Promise((resolve, reject) => {
 		const t = setTimeout(() => reject(new Error("timeout")), ms);
 		p.then(
