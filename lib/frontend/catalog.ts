@@ -1,7 +1,11 @@
 // What the web client is told exists: the front plugins (GET /frontend/plugins/{Lang}) and the admin console's
 // pages (GET /frontend/settings-menu). Each names the service that does the work; only what the running cluster
 // has is listed (a node started with SERVICES=… and no `versions` service shows no versioning page).
+import { ENROLL_TYPE, LOGIN_CODE_KEY } from "../auth/second-factor";
+import { TOTP_DIGITS, TOTP_PERIOD } from "../auth/totp";
+import { UPLOAD_FIELD } from "./binaries";
 import type { MessageKey } from "./i18n";
+import { IMAGE_MIME } from "./images";
 import { xmlDocument, type XmlElement } from "./xml";
 
 export interface PluginDef {
@@ -24,7 +28,7 @@ export interface CatalogContext {
 export const PLUGINS: PluginDef[] = [
 	{ id: "gui.ajax", services: ["frontend"], label: "plugins.gui.ajax", description: "plugins.gui.ajax.description" },
 	{ id: "core.auth", services: ["auth"], label: "plugins.core.auth", description: "plugins.core.auth.description" },
-	{ id: "authfront.totp", services: ["mfa"], label: "plugins.authfront.totp", description: "plugins.authfront.totp.description", clientSettings: () => ({ ENROLL_TYPE: "totp", LOGIN_FIELD: "totp", DIGITS: "6", PERIOD: "30" }) },
+	{ id: "authfront.totp", services: ["mfa"], label: "plugins.authfront.totp", description: "plugins.authfront.totp.description", clientSettings: () => ({ ENROLL_TYPE, LOGIN_FIELD: LOGIN_CODE_KEY, DIGITS: String(TOTP_DIGITS), PERIOD: String(TOTP_PERIOD) }) },
 	{ id: "access.gateway", services: ["tree"], label: "plugins.access.gateway", description: "plugins.access.gateway.description" },
 	{ id: "meta.user", services: ["meta"], label: "plugins.meta.user", description: "plugins.meta.user.description" },
 	{ id: "action.share", services: ["share"], label: "plugins.action.share", description: "plugins.action.share.description" },
@@ -35,7 +39,7 @@ export const PLUGINS: PluginDef[] = [
 		services: ["binaries"],
 		label: "plugins.action.avatar",
 		description: "plugins.action.avatar.description",
-		clientSettings: (c) => ({ UPLOAD_FIELD: "userfile", MAX_SIZE: String(c.binaryMaxSize), MIME_TYPES: "image/png,image/jpeg,image/gif,image/webp" }),
+		clientSettings: (c) => ({ UPLOAD_FIELD, MAX_SIZE: String(c.binaryMaxSize), MIME_TYPES: Object.values(IMAGE_MIME).join(",") }),
 	},
 	{ id: "action.scheduler", services: ["jobs"], label: "plugins.action.scheduler", description: "plugins.action.scheduler.description" },
 	{ id: "editor.templates", services: ["templates"], label: "plugins.editor.templates", description: "plugins.editor.templates.description" },
