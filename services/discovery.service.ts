@@ -47,16 +47,22 @@ interface Vars {
 }
 type This = Service & Methods & Vars;
 
+/** Descriptions read so far: the source files do not change while the node runs. */
+const descriptions = new Map<string, string | undefined>();
+
 /** Every node runs the same code: a service's description is the header comment of its source file here. */
 function describeLocal(name: string): string | undefined {
 	if (!/^[A-Za-z0-9_.-]+$/.test(name)) return undefined;
-	return describeServiceFile(join(PROJECT_ROOT, "services", `${name}.service.ts`), (f) => {
+	if (descriptions.has(name)) return descriptions.get(name);
+	const text = describeServiceFile(join(PROJECT_ROOT, "services", `${name}.service.ts`), (f) => {
 		try {
 			return readFileSync(f, "utf8").slice(0, 4096);
 		} catch {
 			return null;
 		}
 	});
+	descriptions.set(name, text);
+	return text;
 }
 
 function addresses(): string[] {
