@@ -4,6 +4,7 @@
 // it. A claim is one conditional UPDATE (`... where status = 'Queued'`): the database applies it to the first
 // claimer and to no one after, on SQLite and PostgreSQL alike. Taking over a dead node's task is one too.
 import type { Insertable, Selectable, Transaction, Updateable } from "kysely";
+import { ACTIVE_STATUSES } from "../jobs/model";
 import type { IdMatch } from "../jobs/query";
 import type { Db } from "./index";
 import type { NedbDoc } from "./nedb-import";
@@ -13,8 +14,8 @@ import { flag, fromJson, orNull, orUndefined, prefixEnd } from "./sql";
 export const QUEUED = "Queued";
 export const RUNNING = "Running";
 export const PAUSED = "Paused";
-/** A task in one of these states is not over: it cannot be deleted, and a restart must deal with it. */
-export const ACTIVE = [QUEUED, RUNNING, PAUSED];
+/** A task in one of these states (lib/jobs/model ACTIVE_STATUSES) is not over: it cannot be deleted, and a restart must deal with it. */
+const ACTIVE: readonly string[] = ACTIVE_STATUSES;
 
 export interface JobRecord<P = unknown, U = unknown, N extends string = string> {
 	id: string;
