@@ -24,7 +24,7 @@ import { Feeds, type SearchSubscriptionsRequest, type ShareNotice, type StreamRe
 import { Batcher } from "../lib/activity/batcher";
 import { sendDigests } from "../lib/activity/digest";
 import type { SubscriptionRecord } from "../lib/db/activity";
-import { broadcast, call, type IdentityChange, type TreeChange, type TreeRead } from "../lib/contracts";
+import { broadcast, call, type IdentityChange, type PublicUser, type TreeChange, type TreeRead } from "../lib/contracts";
 
 const PRUNE_EVERY_MS = 3600_000;
 
@@ -154,11 +154,21 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			return { Uuid: info.Uuid, Login: info.Login, Profile: info.Profile, GroupPath: info.GroupPath, Roles: info.Roles, TokenKind: "session", ExpiresAt: Math.floor(Date.now() / 1000) + 60 };
 		},
 		digestRun(this: ActivityThis): Promise<number> {
+			// One account lookup per user and run, for both the email check and the identity.
+			const accounts = new Map<string, Promise<PublicUser | null>>();
+			const account = (login: string): Promise<PublicUser | null> => {
+				let p = accounts.get(login);
+				if (!p) accounts.set(login, (p = call(this.broker, "users.byLogin", { login }).catch(() => null)));
+				return p;
+			};
 			return sendDigests(
 				{
 					owners: () => this.repo.digestOwners(),
-					identityOf: (login) => this.identityOf(login),
-					hasEmail: async (login) => !!(await call(this.broker, "users.byLogin", { login }).catch(() => null))?.Attributes?.email,
+					identityOf: async (login) => {
+						const user = await account(login);
+						return user ? this.identityByUuid(user.Uuid) : null;
+					},
+					hasEmail: async (login) => !!(await account(login))?.Attributes?.email,
 					pending: (user) => this.feeds.pendingDigest(user),
 					queue: async (login, text, count) => {
 						await call(this.broker, "mailer.queue", { to: [{ login }], templateId: "Digest", templateData: { Count: String(count) }, text });
