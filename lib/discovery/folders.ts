@@ -38,7 +38,7 @@ export class PeerFolders {
 		return out;
 	}
 
-	/** The real path of `raw` if it is in a root (403 otherwise); `mustExist` false: its parent must be. */
+	/** The real path of `raw`, which must exist (404 otherwise) and be in a root (403 otherwise). */
 	private async confine(raw: string): Promise<string> {
 		if (raw.includes("\0")) throw new BadRequestError("Invalid path");
 		if (!isAbsolute(raw)) throw new BadRequestError(`Path must be absolute (one of the allowed roots or below): ${raw.slice(0, 256)}`);
