@@ -106,7 +106,7 @@ export class ConfigTree {
 		return assemble(path, await this.deps.repo.subtree(path));
 	}
 
-	/** Replaces the value at `path` by `value` after the checks; the paths of known schemas it changed. */
+	/** Replaces the value at `path` by `value` after the checks. */
 	async put(path: string, value: Json, author: string): Promise<void> {
 		const segments = path === "" ? [] : path.split("/");
 		if (!isWritablePath(path)) throw new UnauthorizedError(`Wrong path: configuration can only be written under ${WRITABLE_ROOTS.map((r) => `${r}/`).join(" or ")}`, "config.wrong.path");
