@@ -628,9 +628,10 @@ export class ShareManager {
 			return isAdmin(user) || ownerOf(d.Policies) === user.Uuid || hasPolicy(d.Policies, user, "READ");
 		});
 		const byNode = new Map<string, { Node: SharedNode; Link?: Partial<ShareLinkOut>; Cells: Partial<CellOut>[] }>();
+		const { aclsOf, linkOf } = await this.sharesData(docs);
 		for (const d of docs) {
-			const acls = await this.deps.acl.find({ WorkspaceIDs: [d.UUID] });
-			const record = d.Scope === "LINK" ? await this.deps.links.byWorkspace(d.UUID) : null;
+			const acls = aclsOf(d.UUID);
+			const record = d.Scope === "LINK" ? linkOf(d.UUID) : null;
 			if (d.Scope === "LINK" && !record) continue;
 			for (const root of rootsOf(acls)) {
 				let entry = byNode.get(root);
@@ -670,12 +671,23 @@ export class ShareManager {
 	/** Every share with its roots and rights, for the administrators' audit. */
 	async auditShares(): Promise<{ doc: WorkspaceDoc; acls: ACL[]; link: LinkRecord | null }[]> {
 		const docs = await this.deps.workspaces.all();
-		const out: { doc: WorkspaceDoc; acls: ACL[]; link: LinkRecord | null }[] = [];
-		for (const d of docs) {
-			const acls = await this.deps.acl.find({ WorkspaceIDs: [d.UUID] });
-			out.push({ doc: d, acls, link: d.Scope === "LINK" ? await this.deps.links.byWorkspace(d.UUID) : null });
+		const { aclsOf, linkOf } = await this.sharesData(docs);
+		return docs.map((d) => ({ doc: d, acls: aclsOf(d.UUID), link: d.Scope === "LINK" ? linkOf(d.UUID) : null }));
+	}
+
+	/** The ACLs and link records of many workspaces in two queries, not two per workspace. */
+	private async sharesData(docs: WorkspaceDoc[]): Promise<{ aclsOf(uuid: string): ACL[]; linkOf(uuid: string): LinkRecord | null }> {
+		const acls = docs.length ? await this.deps.acl.find({ WorkspaceIDs: docs.map((d) => d.UUID) }) : [];
+		const byWs = new Map<string, ACL[]>();
+		for (const a of acls) {
+			if (!a.WorkspaceID) continue;
+			const list = byWs.get(a.WorkspaceID);
+			if (list) list.push(a);
+			else byWs.set(a.WorkspaceID, [a]);
 		}
-		return out;
+		const links = docs.some((d) => d.Scope === "LINK") ? await this.deps.links.all() : [];
+		const byLinkWs = new Map(links.map((l) => [l.workspace, l]));
+		return { aclsOf: (uuid) => byWs.get(uuid) ?? [], linkOf: (uuid) => byLinkWs.get(uuid) ?? null };
 	}
 }
 
