@@ -87,3 +87,15 @@ export function emit<E extends EventName>(emitter: Emitter, event: E, payload: E
 export function broadcast<E extends EventName>(emitter: Emitter, event: E, payload: Events[E]): Promise<void> {
 	return emitter.broadcast(event, payload);
 }
+
+/** A broker (its registry): whether any node of the cluster runs a service now. */
+export interface RegistryHolder {
+	registry: { hasService(fullName: string, nodeID: string): boolean };
+}
+/**
+ * Whether any node runs the service `name`. Moleculer's typings make the node id required; at run time it is
+ * optional (any node), which is what every caller here means.
+ */
+export function serviceRuns(broker: RegistryHolder, name: string): boolean {
+	return broker.registry.hasService(name, undefined as unknown as string);
+}
