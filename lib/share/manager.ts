@@ -166,8 +166,10 @@ export class ShareManager {
 	 * share meta provider). Recomputed from the ACLs after each change of a share on it.
 	 */
 	async refreshNodeMeta(nodes: string[]): Promise<void> {
-		for (const node of new Set(nodes)) {
-			const acls = (await this.deps.acl.find({ NodeIDs: [node], Actions: ["workspace-path"] })).filter((a) => a.WorkspaceID);
+		const unique = [...new Set(nodes)];
+		const all = unique.length ? (await this.deps.acl.find({ NodeIDs: unique, Actions: ["workspace-path"] })).filter((a) => a.WorkspaceID) : [];
+		for (const node of unique) {
+			const acls = all.filter((a) => a.NodeID === node);
 			const docs = acls.length ? await Promise.all([...new Set(acls.map((a) => a.WorkspaceID as string))].map((id) => this.deps.workspaces.byId(id))) : [];
 			const shares = docs.filter((d): d is WorkspaceDoc => !!d && (d.Scope === "ROOM" || d.Scope === "LINK")).map((d) => ({ UUID: d.UUID, Label: d.Label, Description: d.Description || undefined, Slug: d.Slug, Scope: d.Scope }));
 			await this.deps.setNodeMeta(node, "workspaces_shares", shares.length ? JSON.stringify(shares) : null);
