@@ -1,9 +1,7 @@
 // Shapes of the configuration paths Cellar knows. Services declare the shape of `services/<name>` in their
 // settings (`configSchema`, published in the registry); the front-end plugin paths, which no service owns, are here.
+import { LOG_LEVELS } from "../logs/model";
 import type { ObjectSchema } from "./tree";
-
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Where the node-wide settings of the config service live, and their shape (settings.configSchema of `config`). */
 export const NODE_SETTINGS_PATH = "services/config";
