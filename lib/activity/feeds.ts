@@ -103,6 +103,17 @@ export class Feeds {
 		if (items.length) this.deps.posted(items);
 	}
 
+	/** The uuids of a node's parent folders, nearest first; `cache` (datasource paths looked up) spans a batch. */
+	private async parentUuids(ds: string, path: string, cache: Map<string, string | null>): Promise<string[]> {
+		const parentPaths = parents(path);
+		const missing = parentPaths.filter((p) => !cache.has(`${ds}/${p}`));
+		if (missing.length) {
+			const found = await this.deps.uuidsAt(ds, missing);
+			missing.forEach((p, i) => cache.set(`${ds}/${p}`, found[i] ?? null));
+		}
+		return parentPaths.map((p) => cache.get(`${ds}/${p}`)).filter((u): u is string => !!u);
+	}
+
 	/** Writes the activities of a batch of tree changes in one transaction. */
 	async recordTreeChanges(changes: TreeChange[]): Promise<number> {
 		const at = this.deps.now();
@@ -123,13 +134,7 @@ export class Feeds {
 			const actor = change.by as string;
 			const entry = (ownerType: OwnerType, ownerId: string, box: BoxName): ActivityEntry => ({ key: `${id}|${ownerType}|${ownerId}|${box}`, ownerType, ownerId, box, seq: sequence(at), actor, published: at, body });
 
-			const parentPaths = parents(node.path);
-			const missing = parentPaths.filter((p) => !uuidCache.has(`${node.ds}/${p}`));
-			if (missing.length) {
-				const found = await this.deps.uuidsAt(node.ds, missing);
-				missing.forEach((p, i) => uuidCache.set(`${node.ds}/${p}`, found[i] ?? null));
-			}
-			const parentUuids = parentPaths.map((p) => uuidCache.get(`${node.ds}/${p}`)).filter((u): u is string => !!u);
+			const parentUuids = await this.parentUuids(node.ds, node.path, uuidCache);
 
 			if (change.type === "delete") deleted.push(node.Uuid);
 			else entries.push(entry("NODE", node.Uuid, "outbox"));
@@ -169,13 +174,13 @@ export class Feeds {
 		const entries: ActivityEntry[] = [];
 		const inbox: Announce[] = [];
 		const once = new Set<string>();
+		const uuidCache = new Map<string, string | null>();
 		for (const r of reads) {
 			// One listing after another of the same folder by the same user, in a batch: one read.
 			const key = `${r.by}|${r.node.Uuid}`;
 			if (once.has(key)) continue;
 			once.add(key);
-			const parentPaths = parents(r.node.path);
-			const parentUuids = (await this.deps.uuidsAt(r.node.ds, parentPaths)).filter((u): u is string => !!u);
+			const parentUuids = await this.parentUuids(r.node.ds, r.node.path, uuidCache);
 			const subs = await this.deps.repo.subscriptions({ objectType: "NODE", objectIds: [r.node.Uuid, ...parentUuids] });
 			const readers = [...new Set(subs.filter((s) => s.Events.includes("read") && s.UserId !== r.by).map((s) => s.UserId))];
 			if (!readers.length) continue;
