@@ -11,7 +11,7 @@ import type { AclClient } from "../workspaces/roots";
 import { checkText, dedupSlug, MAX_DESCRIPTION, MAX_LABEL, rootsFromAcls, slugify, type WorkspaceDoc } from "../workspaces/model";
 import type { LinkRecord, ShareLinksRepo } from "../db/share-links";
 import type { Role } from "../identity/roles";
-import type { PublicUser } from "../identity/users";
+import { publicAttributes, type PublicUser } from "../identity/users";
 import type { ShareNode } from "../contracts/tree";
 import type { LinkOp, PublicLinkInfo, ShareChange } from "../contracts/share";
 import {
@@ -314,10 +314,10 @@ export class ShareManager {
 			if (r?.UserRole) {
 				const u = await this.deps.userByUuid(role);
 				entry.IsUserRole = true;
-				if (u) entry.User = { Uuid: u.Uuid, Login: u.Login, GroupPath: u.GroupPath, Attributes: publicAttributes(u.Attributes) };
+				if (u) entry.User = { Uuid: u.Uuid, Login: u.Login, GroupPath: u.GroupPath, Attributes: u.Attributes ? publicAttributes(u.Attributes) : undefined };
 			} else if (r?.GroupRole) {
 				const g = await this.deps.userByUuid(role);
-				if (g) entry.Group = { Uuid: g.Uuid, IsGroup: true, GroupLabel: g.GroupLabel, GroupPath: g.GroupPath, Attributes: publicAttributes(g.Attributes) };
+				if (g) entry.Group = { Uuid: g.Uuid, IsGroup: true, GroupLabel: g.GroupLabel, GroupPath: g.GroupPath, Attributes: g.Attributes ? publicAttributes(g.Attributes) : undefined };
 			} else if (r) entry.Role = { Uuid: r.Uuid, Label: r.Label };
 			ACLs[role] = entry;
 		}
@@ -693,9 +693,3 @@ export class ShareManager {
 	}
 }
 
-function publicAttributes(attrs: Record<string, string> | undefined): Record<string, string> | undefined {
-	if (!attrs) return undefined;
-	const out: Record<string, string> = {};
-	for (const k of ["displayName", "avatar", "email", "profile"]) if (attrs[k]) out[k] = attrs[k];
-	return out;
-}
