@@ -35,7 +35,7 @@ import { S3Error, errorResponse } from "../lib/io/xml";
 import type { GatewayReadiness } from "../lib/gateway/readiness";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import { derivedKey } from "../lib/auth/jwt";
-import { call, type ActivityPosted, type ConfigChange, type IdentityChange, type TokenRevoked, type TreeChange } from "../lib/contracts";
+import { call, type ActivityPosted, type ConfigChange, type IdentityChange, type TokenRevoked, type TreeChange, serviceRuns } from "../lib/contracts";
 import { EventSocket } from "../lib/gateway/websocket";
 import { PublicPages } from "../lib/web/public-page";
 import { PeerStoreServer } from "../lib/peers/server";
@@ -414,7 +414,7 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		server.on("request", (req: Req, res: ServerResponse) => this.onRequest(req, res, handler));
 		applyServerTimeouts(server, now.idleTimeout * 1000);
 		// Read again after a `config.changed` that touches it; without a config service, no limit.
-		const hasConfig = () => (this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("config");
+		const hasConfig = () => serviceRuns(this.broker, "config");
 		this.uploadLimit = new CachedConfig(UPLOADER_CONFIG_PATH, async (path) => (hasConfig() ? call(this.broker, "config.get", { Path: path }) : null), uploadMaxFromConfig);
 		this.io = new IoGateway({
 			identity: (token, ip) => this.resolveIdentity(token, ip),

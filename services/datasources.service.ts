@@ -22,7 +22,7 @@ import { DataSourceRegistry, type DataSourceCalls } from "../lib/datasources/reg
 import { bucketFilter, createS3Bucket, listS3Buckets } from "../lib/datasources/s3";
 import { dataSourceParam, dataSourceProps, str } from "../lib/datasources/params";
 import type { ResolutionUser } from "../lib/datasources/resolution";
-import { broadcast, call } from "../lib/contracts";
+import { broadcast, call, serviceRuns } from "../lib/contracts";
 
 type DsParams = Partial<DataSource> & { Name: string };
 type ResolveParams = { uuid: string; user: ResolutionUser };
@@ -193,7 +193,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 	},
 	methods: {
 		calls(this: DsThis, ctx: Context<unknown, Meta>): DataSourceCalls {
-			const hasTree = (this.broker.registry as unknown as { hasService(n: string): boolean }).hasService("tree");
+			const hasTree = serviceRuns(this.broker, "tree");
 			return {
 				encryptionKeyExists: (id) => call(ctx, "encryption.exists", { id }),
 				rootAcls: () => call(ctx, "acl.find", { Actions: ["workspace-path"] }),

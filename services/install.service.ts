@@ -24,7 +24,7 @@ import { performCheck } from "../lib/install/checks";
 import { agreementText } from "../lib/install/agreement";
 import { formatBanner, formatReadyLine, type BannerInput } from "../lib/install/banner";
 import { gatewayServing } from "../lib/gateway/readiness";
-import { call } from "../lib/contracts";
+import { call, serviceRuns } from "../lib/contracts";
 
 type State = "pending" | "running" | "failed" | "done";
 type Settings = ServiceSettingSchema & { rest: string };
@@ -202,11 +202,10 @@ const InstallService: ServiceSchema<Settings, Methods, Vars> = {
 		},
 
 		async waitForServicesOrStop(this: InstallThis, names: string[], timeoutMs: number) {
-			const registry = this.broker.registry as unknown as { hasService(name: string): boolean };
 			const deadline = Date.now() + timeoutMs;
 			for (;;) {
 				if (this.stopping) throw new Error("the node is stopping");
-				const missing = names.filter((n) => !registry.hasService(n));
+				const missing = names.filter((n) => !serviceRuns(this.broker, n));
 				if (missing.length === 0) return;
 				if (Date.now() >= deadline) throw new Error(`service(s) not available after ${Math.round(timeoutMs / 1000)}s: ${missing.join(", ")}`);
 				await this.sleep(100);

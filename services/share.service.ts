@@ -26,7 +26,7 @@ import { CachedConfig } from "../lib/config-tree/cached";
 import type { ConfigChange } from "../lib/contracts";
 import type { Identity, Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser, type ResourcePolicy } from "../lib/identity/resource-policy";
-import { broadcast, call } from "../lib/contracts";
+import { broadcast, call, serviceRuns } from "../lib/contracts";
 import type { ACL } from "../lib/acl/model";
 import type { LinkOp } from "../lib/contracts/share";
 import { buildAuditReport, type AuditSharesRequest } from "../lib/share/audit";
@@ -221,7 +221,7 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		/** Queues the invitation mails through `mailer.queue` (a recipient without email is skipped there). */
 		async invite(this: This, invitation: Invitation): Promise<void> {
-			if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("mailer")) return;
+			if (!serviceRuns(this.broker, "mailer")) return;
 			const inviter = await call(this.broker, "users.byUuid", { uuid: invitation.inviter.Uuid }).catch(() => null);
 			for (const mail of invitationMails(invitation, inviter?.Attributes?.displayName || invitation.inviter.Login)) {
 				const out = await call(this.broker, "mailer.queue", mail).catch((e: unknown) => {
@@ -240,7 +240,7 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	},
 	created(this: This) {
 		// Without a config service in this cluster, Cells' defaults apply.
-		const hasConfig = () => (this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("config");
+		const hasConfig = () => serviceRuns(this.broker, "config");
 		this.configured = new CachedConfig(SETTINGS_CONFIG_PATH, async (path) => (hasConfig() ? call(this.broker, "config.get", { Path: path }) : null), settingsFromConfig);
 	},
 	async started(this: This) {

@@ -22,7 +22,7 @@ import { Sessions } from "../lib/tokens/sessions";
 import { PersonalTokens, toApiToken } from "../lib/tokens/personal";
 import { RESET_TTL, ResetKeys } from "../lib/tokens/reset";
 import { randomUUID } from "node:crypto";
-import { broadcast, call, emit, type MailTemplateId, type PublicUser, type TokenRevoked } from "../lib/contracts";
+import { broadcast, call, emit, type MailTemplateId, type PublicUser, type TokenRevoked, serviceRuns } from "../lib/contracts";
 
 /** Impersonation tokens without an explicit expiry live one hour. */
 const IMPERSONATION_TTL = 3600;
@@ -228,7 +228,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 				if (caller.TokenKind === "document" || (caller.Scopes?.length ?? 0) > 0) throw new ForbiddenError("A scoped token cannot create other tokens");
 				// eslint-disable-next-line no-control-regex
 				if (/[\u0000-\u001f\u007f]/.test(ctx.params.Path)) throw new BadRequestError("Path contains control characters");
-				if (!this.broker.registry.hasService("tree", undefined as unknown as string))
+				if (!serviceRuns(this.broker, "tree"))
 					throw new ServiceUnavailableError("The tree service is not available: document tokens cannot be created");
 				const { Node: node } = await call(ctx, "tree.stat", { Node: ctx.params.Path });
 				if (!node?.Uuid) throw new NotFoundError(`Node ${ctx.params.Path} not found`);

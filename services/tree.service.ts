@@ -36,7 +36,7 @@ import { MAX_ARCHIVE_ENTRIES, archiveSource } from "../lib/jobs/archive";
 import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 import { S3_HEADERS } from "../lib/tree/meta";
 import { checkObjectHeaders, encodeObjectHeaders } from "../lib/io/object-meta";
-import { broadcast, call, emit, type ShareNode, type TreeChange, type VisibleIn, type VisibleNode } from "../lib/contracts";
+import { broadcast, call, emit, type ShareNode, type TreeChange, type VisibleIn, type VisibleNode, serviceRuns } from "../lib/contracts";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 
@@ -611,7 +611,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		/** Cells' `user_subscriptions` meta: the events the caller follows on each node (activity service). */
 		async withSubscriptions(user: Identity, nodes: TreeNode[]): Promise<void> {
 			const uuids = nodes.map((n) => n.Uuid).filter((u): u is string => !!u);
-			if (!uuids.length || !(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("activity")) return;
+			if (!uuids.length || !serviceRuns(this.broker, "activity")) return;
 			const followed = await call(this.broker, "activity.followed", { UserId: user.Login, ObjectIds: uuids.slice(0, 1000) }).catch(() => ({}) as Record<string, string[]>);
 			for (const n of nodes) {
 				const events = n.Uuid ? followed[n.Uuid] : undefined;
@@ -620,7 +620,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		/** `tree.read` for the folders a listing opened (`<folder>/*`): their followers may want to know (activity). */
 		announceReads(user: Identity, paths: string[]): void {
-			if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("activity")) return;
+			if (!serviceRuns(this.broker, "activity")) return;
 			for (const p of paths.filter((x) => x.endsWith("/*")).slice(0, 5)) {
 				void (async () => {
 					const loc = await this.resolver.resolve(p.slice(0, -2), user);
@@ -640,7 +640,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		/** The user metadata the caller may read, into the nodes' MetaStore: one call for the whole answer. */
 		async addUserMeta(nodes: TreeNode[], user: Identity): Promise<void> {
-			if (!(this.broker.registry as unknown as { hasService(name: string): boolean }).hasService("user-meta")) return;
+			if (!serviceRuns(this.broker, "user-meta")) return;
 			try {
 				// One call per answer; a huge answer (many large pages at once) in a few.
 				for (let i = 0; i < nodes.length; i += 5000) {
@@ -655,7 +655,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		/** Versioning is optional: without a versions service, content is simply replaced or deleted. */
 		hasVersions(this: This): boolean {
-			return this.broker.registry.hasService("versions", undefined as unknown as string);
+			return serviceRuns(this.broker, "versions");
 		},
 		async datasource(name: string): Promise<DatasourceHandle> {
 			const h = await this.dataStore(name);
