@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { lookup as mimeLookup } from "mime-types";
 import type { PublicLinkInfo, PublicLinkStatus } from "../contracts/share";
 import { REFUSALS } from "./texts";
+import { escapeHtml } from "../strings";
 
 export interface PublicPagesDeps {
 	/** What the share service says about a link (never throws for an unknown hash). */
@@ -52,10 +53,6 @@ export function scriptJson(value: unknown): string {
 		.replace(/&/g, "\\u0026")
 		.replace(/\u2028/g, "\\u2028")
 		.replace(/\u2029/g, "\\u2029");
-}
-
-export function escapeHtml(s: string): string {
-	return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
 }
 
 /** Only what the scripts of the page itself and its own files may do; no framing by other sites. */

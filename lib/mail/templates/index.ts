@@ -4,6 +4,7 @@
 // title are always available to them, the rest comes from the template data.
 import { enUs } from "./en-us";
 import { fr } from "./fr";
+import { escapeHtml } from "../../strings";
 
 export const TEMPLATE_IDS = ["ResetPassword", "ResetPasswordDone", "Cell", "PublicFile", "PublicFolder", "Digest", "Welcome", "Invite", "AdminTestMail"] as const;
 export type TemplateId = (typeof TEMPLATE_IDS)[number];
@@ -71,7 +72,6 @@ export function linkOf(data: Record<string, string>, url: string): string {
 	return url;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
 
 interface Parts {
 	subject: string;
