@@ -2,12 +2,13 @@
 // gateway (lib/peers/server.ts), bytes streamed both ways. The holder's address is looked up on each call (it
 // comes from the registry, and a restarted node may come back elsewhere). When the holder is not there, calls fail
 // at once with a 503 that names it: a short connect timeout, and no waiting for a node the registry lost.
+import { createHash } from "node:crypto";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { BadRequestError, CellarError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from "../errors";
 import { RangeNotSatisfiableError, type MultipartPart, type ObjectInfo, type ObjectStore } from "../storage/types";
 import { ABORT_TRAILER, PEER_PREFIX } from "./server";
-import { signPeerRequest } from "./signing";
+import { CONTENT_LENGTH_TRAILER, CONTENT_SHA256_HEADER, sha256, SIGNATURE_HEADER, signPeerRequest, signPeerTrailer, STREAMING_PAYLOAD, TRAILER_SIGNATURE } from "./signing";
 
 export interface PeerObjectStoreOptions {
 	datasource: string;
@@ -94,7 +95,7 @@ export class PeerObjectStore implements ObjectStore {
 					const line = rest.slice(0, nl);
 					rest = rest.slice(nl + 1);
 					if (!line) continue;
-					const item = JSON.parse(line) as ObjectInfo & { $error?: { status: number; type: string; message: string } };
+					const item = JSON.parse(line) as ObjectInfo & { $error?: PeerError };
 					if (item.$error) throw toError(item.$error);
 					yield item;
 				}
@@ -121,25 +122,29 @@ export class PeerObjectStore implements ObjectStore {
 		const status = res.statusCode ?? 500;
 		if (status < 400) return;
 		const text = (await readAll(res).catch(() => Buffer.alloc(0))).toString("utf8");
-		let body: { status?: number; type?: string; message?: string; Title?: string; Code?: string } = {};
+		let body: { Title?: string; Code?: string } = {};
 		try {
 			body = JSON.parse(text);
 		} catch {
 			/* not ours: the status says enough */
 		}
-		if (status === 503) throw this.unavailable(body.message ?? body.Title ?? "it is starting");
-		throw toError({ status, type: body.type ?? body.Code ?? "peer.error", message: body.message ?? body.Title ?? `Node ${this.opts.holder} answered ${status}` });
+		if (status === 503) throw this.unavailable(body.Title ?? "it is starting");
+		throw toError({ status, Code: body.Code ?? "peer.error", Title: body.Title ?? `Node ${this.opts.holder} answered ${status}` });
 	}
 
 	private unavailable(why: string): ServiceUnavailableError {
 		return new ServiceUnavailableError(`Datasource ${this.opts.datasource} is held by node ${this.opts.holder}, which cannot be reached: ${why}`);
 	}
 
-	/** Streams `body` to the holder; a body that fails is aborted there (trailer) before this rejects with its error. */
+	/**
+	 * Streams `body` to the holder, its sha256 and length signed in trailers once it is sent; a body that fails is
+	 * aborted there (trailer) before this rejects with its error.
+	 */
 	private upload(query: Query, body: NodeJS.ReadableStream): Promise<IncomingMessage> {
 		return new Promise((resolve, reject) => {
 			let bodyError: Error | undefined;
-			const req = this.open("PUT", query, { "Transfer-Encoding": "chunked", Trailer: ABORT_TRAILER }, (err, res) => {
+			const trailers = [ABORT_TRAILER, CONTENT_SHA256_HEADER, CONTENT_LENGTH_TRAILER, TRAILER_SIGNATURE].join(", ");
+			const req = this.open("PUT", query, STREAMING_PAYLOAD, { "Transfer-Encoding": "chunked", Trailer: trailers }, (err, res) => {
 				if (bodyError) {
 					res?.resume();
 					return reject(bodyError);
@@ -148,12 +153,19 @@ export class PeerObjectStore implements ObjectStore {
 				resolve(res as IncomingMessage);
 			});
 			if (!req) return;
+			const hash = createHash("sha256");
+			let length = 0;
 			(async () => {
 				try {
 					for await (const chunk of body as AsyncIterable<Buffer | string>) {
 						if (req.destroyed) return;
-						if (!req.write(chunk)) await new Promise((r) => req.once("drain", r));
+						const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+						hash.update(bytes);
+						length += bytes.length;
+						if (!req.write(bytes)) await new Promise((r) => req.once("drain", r));
 					}
+					if (req.destroyed) return;
+					req.addTrailers(signPeerTrailer(this.opts.secret(), String(req.getHeader(SIGNATURE_HEADER)), hash.digest("hex"), length));
 					req.end();
 				} catch (err) {
 					bodyError = err instanceof Error ? err : new Error(String(err));
@@ -168,13 +180,13 @@ export class PeerObjectStore implements ObjectStore {
 	private send(method: string, query: Query, body?: Buffer): Promise<IncomingMessage> {
 		return new Promise((resolve, reject) => {
 			const headers: Record<string, string> = body ? { "Content-Type": "application/json", "Content-Length": String(body.length) } : {};
-			const req = this.open(method, query, headers, (err, res) => (err ? reject(err) : resolve(res as IncomingMessage)));
+			const req = this.open(method, query, sha256(body ?? Buffer.alloc(0)), headers, (err, res) => (err ? reject(err) : resolve(res as IncomingMessage)));
 			req?.end(body);
 		});
 	}
 
-	/** Opens a signed request; `done` gets the answer's head or the reason there is none (once). */
-	private open(method: string, query: Query, headers: Record<string, string>, done: (err: Error | null, res?: IncomingMessage) => void): ReturnType<typeof httpRequest> | undefined {
+	/** Opens a request that signs `payload` (see lib/peers/signing); `done` gets the answer's head or why none (once). */
+	private open(method: string, query: Query, payload: string, headers: Record<string, string>, done: (err: Error | null, res?: IncomingMessage) => void): ReturnType<typeof httpRequest> | undefined {
 		const base = this.opts.baseUrl();
 		if (!base) {
 			done(this.unavailable("it is not in the cluster now"));
@@ -184,7 +196,7 @@ export class PeerObjectStore implements ObjectStore {
 		for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
 		const path = `${PEER_PREFIX}${encodeURIComponent(this.opts.datasource)}?${qs.toString()}`;
 		const url = new URL(path, base);
-		const signed = signPeerRequest(this.opts.secret(), method, path);
+		const signed = signPeerRequest(this.opts.secret(), method, path, payload);
 		let settled = false;
 		const finish = (err: Error | null, res?: IncomingMessage) => {
 			if (settled) return;
@@ -208,20 +220,23 @@ export class PeerObjectStore implements ObjectStore {
 	}
 }
 
-function toError(b: { status: number; type: string; message: string }): Error {
+/** An error answer of the holder: the status and Cells' error body (toRestError). */
+type PeerError = { status: number; Code: string; Title: string };
+
+function toError(b: PeerError): Error {
 	switch (b.status) {
 		case 400:
-			return new BadRequestError(b.message);
+			return new BadRequestError(b.Title);
 		case 403:
-			return new ForbiddenError(b.message, b.type);
+			return new ForbiddenError(b.Title, b.Code);
 		case 404:
-			return new NotFoundError(b.message, b.type);
+			return new NotFoundError(b.Title, b.Code);
 		case 409:
-			return new ConflictError(b.message, b.type);
+			return new ConflictError(b.Title, b.Code);
 		case 416:
-			return new RangeNotSatisfiableError(b.message);
+			return new RangeNotSatisfiableError(b.Title);
 		default:
-			return new CellarError(b.message, b.status, b.type);
+			return new CellarError(b.Title, b.status, b.Code);
 	}
 }
 

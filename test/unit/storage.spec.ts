@@ -17,7 +17,7 @@ import { startS3rver, type TestS3 } from "../helpers/s3rver";
 import { createServer, type Server } from "node:http";
 import { PeerStoreServer } from "../../lib/peers/server";
 import { PeerObjectStore } from "../../lib/peers/client";
-import { signPeerRequest } from "../../lib/peers/signing";
+import { sha256, signPeerRequest } from "../../lib/peers/signing";
 import { generated } from "../helpers/streams";
 
 const MiB = 1024 * 1024;
@@ -965,7 +965,7 @@ describe("PeerObjectStore: signatures and a holder that is down", function () {
 			assert.equal(plain.status, 403);
 			const wrong = new PeerObjectStore({ datasource: "ds", holder: "b", baseUrl: () => base, secret: () => "wrong" });
 			await assert.rejects(wrong.head("a"), { code: 403 });
-			const old = signPeerRequest("right", "POST", "/_peer/store/ds?op=head", Date.now() - 120_000);
+			const old = signPeerRequest("right", "POST", "/_peer/store/ds?op=head", sha256(Buffer.from('{"args":["a"]}')), Date.now() - 120_000);
 			const expired = await fetch(`${base}/_peer/store/ds?op=head`, { method: "POST", headers: old, body: '{"args":["a"]}' });
 			assert.equal(expired.status, 403);
 			const good = new PeerObjectStore({ datasource: "ds", holder: "b", baseUrl: () => base, secret: () => "right" });
