@@ -199,7 +199,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		"datasources.changed"(this: GatewayThis, ctx: Context<DatasourcesChanged>) {
 			this.responses.clear();
 			this.heldStores.clear();
-			if ("name" in ctx.params) void this.claimUnheld([ctx.params.name]);
+			// Before this node knows the datasources service, the sweep waiting for it at start claims them all.
+			if ("name" in ctx.params && serviceRuns(this.broker, "datasources")) void this.claimUnheld([ctx.params.name]);
 		},
 		"policy.changed"(this: GatewayThis) {
 			this.access.invalidate();

@@ -6,15 +6,14 @@
 //
 // A LOCAL datasource of a cluster without PeerAddress (the install defaults, created by the datasources service
 // at its start, wherever it runs; one created on a single node before it became a cluster; one of a store from
-// before holders were recorded) is claimed by the first node running `api` that opens it (or sweeps it, at its
-// gateway's start and on each change): one conditional UPDATE in the shared store, so of nodes claiming at once
-// exactly one becomes the holder, and the others read it back. Why not the node that runs the first-run install:
-// every node running `install` runs that set-up (idempotently, not once per cluster), and the datasources are
-// created by the datasources service, which may run on a node without `api`, i.e. one that cannot serve the
-// peer endpoint. Why not pick some live `api` node for it: the folder must be on the holder's disk, and the
-// node opening it is the one that has been writing there (an upload goes through the /io gateway of an `api`
-// node). A node that does not run `api` never claims: until a holder is recorded it answers 503, rather than
-// writing bytes into its own DATA_DIR that no other node would see.
+// before holders were recorded) is claimed by the first node running `api` that opens it or sweeps it (at its
+// gateway's start, and on each change): one conditional UPDATE in the shared store, so of nodes claiming at once
+// exactly one becomes the holder and the others read it back. A node claims only for itself, and only when it
+// runs `api`: the holder must serve /_peer/store, and its folder must be on the holder's disk (files uploaded
+// before an upgrade went through the /io gateway of an `api` node, into its DATA_DIR). Not "the node that ran the
+// install": every node running `install` runs that set-up (idempotently, not once per cluster), and it does not
+// create the datasources. A node without `api` answers 503 for the datasource until a holder is recorded, rather
+// than writing into its own DATA_DIR bytes no other node would see.
 import { ServiceUnavailableError } from "../errors";
 
 export interface HeldDataSource {

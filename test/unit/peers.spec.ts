@@ -1,6 +1,6 @@
 // Which node opens a LOCAL datasource's folder, and the address a node announces for its peer store.
 import assert from "node:assert/strict";
-import { advertisedPeerUrl, holds, remoteHolder, unheld, withHolder } from "../../lib/peers/holder";
+import { advertisedPeerUrl, holds, remoteHolder, unheld, withHolder, type HeldDataSource } from "../../lib/peers/holder";
 import { checkPeerSignature, signPeerRequest } from "../../lib/peers/signing";
 
 describe("peers: holders of LOCAL datasources", () => {
@@ -26,11 +26,11 @@ describe("peers: holders of LOCAL datasources", () => {
 
 	it("claims a datasource without holder only in a cluster and only on a node that can hold it", async () => {
 		const claimed: string[] = [];
-		const claim = async (name: string) => {
+		const claim = async (name: string): Promise<HeldDataSource & { Name: string }> => {
 			claimed.push(name);
 			return { Name: name, StorageType: "LOCAL", PeerAddress: "a" };
 		};
-		const bare = { Name: "personal", StorageType: "LOCAL" };
+		const bare: HeldDataSource & { Name: string } = { Name: "personal", StorageType: "LOCAL" };
 		// One process: unchanged, no claim.
 		assert.deepEqual(await withHolder(bare, { clustered: false, canHold: false, claim }), bare);
 		// Held already, or S3: nothing to claim.
