@@ -285,10 +285,11 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			const claim = holderClaim(this.broker);
 			if (!claim.clustered) return;
 			try {
-				const list = names ? await Promise.all(names.map((name) => call(this.broker, "datasources.get", { name }))) : await call(this.broker, "datasources.list", {});
+				// A named datasource that was deleted is simply not in the list.
+				const list = (await call(this.broker, "datasources.list", {})).filter((ds) => !names || names.includes(ds.Name));
 				for (const ds of list) if (unheld(ds, true)) this.logger.info(`Datasource ${ds.Name} is now held by node ${(await withHolder(ds, claim)).PeerAddress}`);
 			} catch (err) {
-				// A datasource deleted meanwhile, or the datasources service gone: the next open claims it (the mixin).
+				// The datasources service gone, or a datasource deleted while claimed: the next open claims it (the mixin).
 				this.logger.warn(`Could not claim the datasources without a holder: ${(err as Error).message}`);
 			}
 		},

@@ -3,7 +3,8 @@
 // DataSourceCalls made in the caller's context, and the change notification as a callback.
 //
 // Writes run one at a time on a node (checks, then the write). Between nodes, the unique names in the store keep
-// defaults from being created twice; the rest is administration, rare enough not to race in practice.
+// defaults from being created twice, and a conditional write records a holder once (claimHolder); the rest is
+// administration, rare enough not to race in practice.
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import {
 	DEFAULT_DATASOURCE,
