@@ -6,7 +6,9 @@
  * `config.changed` (empties the response cache, re-reads the upload limit: `config.get` core.uploader),
  * `tree.changed`, `usermeta.changed`, `versions.changed` and `datasources.changed` (drop cached reads and store handles).
  * Serves the LOCAL datasources this node holds to the other nodes at /_peer/store/ (signed with the cluster
- * secret; lib/peers/server) and announces its address for them as `peerUrl` in the node's metadata.
+ * secret; lib/peers/server) and announces its address for them as `peerUrl` in the node's metadata. In a cluster it
+ * claims the LOCAL datasources no node holds yet (`datasources.claimHolder`, lib/peers/holder): all of them once
+ * the datasources service answers, then any one created or changed without a holder.
  * Also answers GET /healthz and /readyz (anonymous: lib/gateway/health) and, with METRICS=true, GET /metrics
  * (Prometheus: lib/metrics/gateway-metrics). Emits nothing.
  */
@@ -33,13 +35,13 @@ import { IoGateway } from "../lib/io/gateway";
 import { isS3Request } from "../lib/io/request";
 import { S3Error, errorResponse } from "../lib/io/xml";
 import type { GatewayReadiness } from "../lib/gateway/readiness";
-import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
+import { DataStoresMixin, holderClaim, type DataStoreHandle } from "../mixins/datastores.mixin";
 import { derivedKey } from "../lib/auth/jwt";
-import { call, type ActivityPosted, type ConfigChange, type IdentityChange, type TokenRevoked, type TreeChange, serviceRuns } from "../lib/contracts";
+import { call, type ActivityPosted, type ConfigChange, type DatasourcesChanged, type IdentityChange, type TokenRevoked, type TreeChange, serviceRuns } from "../lib/contracts";
 import { EventSocket } from "../lib/gateway/websocket";
 import { PublicPages } from "../lib/web/public-page";
 import { PeerStoreServer } from "../lib/peers/server";
-import { PEER_SECRET_LABEL, advertisedPeerUrl, holds } from "../lib/peers/holder";
+import { PEER_SECRET_LABEL, advertisedPeerUrl, holds, unheld, withHolder } from "../lib/peers/holder";
 import { openStore, type ObjectStore } from "../lib/storage";
 import { answerHealth, isHealthRequest } from "../lib/gateway/health";
 import { nodeProbes, type NodeProbes } from "../lib/gateway/probes";
@@ -194,9 +196,11 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			this.forget();
 			this.sockets.revoked(ctx.params);
 		},
-		"datasources.changed"(this: GatewayThis) {
+		"datasources.changed"(this: GatewayThis, ctx: Context<DatasourcesChanged>) {
 			this.responses.clear();
 			this.heldStores.clear();
+			// Before this node knows the datasources service, the sweep waiting for it at start claims them all.
+			if ("name" in ctx.params && serviceRuns(this.broker, "datasources")) void this.claimUnheld([ctx.params.name]);
 		},
 		"policy.changed"(this: GatewayThis) {
 			this.access.invalidate();
@@ -274,6 +278,20 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			if (meta.peerUrl === url) return;
 			meta.peerUrl = url;
 			(this.broker.registry as unknown as { regenerateLocalRawInfo(incSeq: boolean): void }).regenerateLocalRawInfo(true);
+		},
+
+		/** Claims the named datasources (all of them when none is named) that no node holds yet, in the background. */
+		async claimUnheld(this: GatewayThis, names?: string[]) {
+			const claim = holderClaim(this.broker);
+			if (!claim.clustered) return;
+			try {
+				// A named datasource that was deleted is simply not in the list.
+				const list = (await call(this.broker, "datasources.list", {})).filter((ds) => !names || names.includes(ds.Name));
+				for (const ds of list) if (unheld(ds, true)) this.logger.info(`Datasource ${ds.Name} is now held by node ${(await withHolder(ds, claim)).PeerAddress}`);
+			} catch (err) {
+				// The datasources service gone, or a datasource deleted while claimed: the next open claims it (the mixin).
+				this.logger.warn(`Could not claim the datasources without a holder: ${(err as Error).message}`);
+			}
 		},
 
 		forget(this: GatewayThis) {
@@ -474,6 +492,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 		const addr = this.server?.address?.() as { port?: number } | null | undefined;
 		if (addr?.port) this.logger.info(`Cellar gateway listening on http://127.0.0.1:${addr.port}/a`);
 		if (addr?.port) this.announcePeerUrl(addr.port);
+		// Not awaited: the datasources service may run on a node that starts later.
+		if (loadConfig().transporter) void this.broker.waitForServices("datasources").then(() => this.claimUnheld(), () => undefined);
 	},
 };
 
@@ -506,6 +526,7 @@ interface GatewayMethods {
 	dataStore(name: string): Promise<DataStoreHandle>;
 	forget(): void;
 	announcePeerUrl(port: number): void;
+	claimUnheld(names?: string[]): Promise<void>;
 	optimizeAliasesOrder(): void;
 	remember(ctx: Context<unknown, Meta>, req: Req, data: unknown): unknown;
 	onRequest(req: Req, res: ServerResponse, next: (req: Req, res: ServerResponse) => void): void;

@@ -3,7 +3,8 @@
  * S3 buckets) and virtual nodes (tree.Node roots such as `my-files` whose path is computed per user from a
  * resolution script). REST (administrators): /config/datasource*, /config/buckets*, /config/virtualnodes*.
  * Internal: datasources.get / list (full records, secrets included: never publish them), virtualNodes,
- * resolveVirtual {uuid, user}, ensureDefaults (Cells' install defaults, idempotent, also run at start).
+ * resolveVirtual {uuid, user}, claimHolder {name, node} (a LOCAL datasource without holder gets `node`, once: see
+ * lib/peers/holder), ensureDefaults (Cells' install defaults, idempotent, also run at start).
  * Emits `datasources.changed` {name} after a datasource change, {virtualNode} after a virtual node change.
  * Consumes: acl.find (workspace roots, to refuse deleting what a workspace uses), encryption.exists (MASTER keys).
  */
@@ -177,6 +178,12 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			},
 			async handler(this: DsThis, ctx: Context<ResolveParams>): Promise<{ datasource: string; path: string }> {
 				return this.registry.resolveVirtual(ctx.params.uuid, ctx.params.user);
+			},
+		},
+		claimHolder: {
+			params: { name: { type: "string", max: 64 }, node: { type: "string", min: 1, max: 255 } },
+			async handler(this: DsThis, ctx: Context<{ name: string; node: string }>): Promise<DataSource> {
+				return this.registry.claimHolder(ctx.params.name, ctx.params.node);
 			},
 		},
 		ensureDefaults: {

@@ -9,6 +9,7 @@ export interface DatasourcesActions {
 	"datasources.list": { params: Record<string, never>; result: DataSource[] };
 	"datasources.virtualNodes": { params: Record<string, never>; result: TreeNode[] };
 	"datasources.resolveVirtual": { params: { uuid: string; user: ResolutionUser }; result: { datasource: string; path: string } };
+	"datasources.claimHolder": { params: { name: string; node: string }; result: DataSource };
 	"datasources.ensureDefaults": { params: Record<string, never>; result: { Created: string[] } };
 }
 

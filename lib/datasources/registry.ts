@@ -3,7 +3,8 @@
 // DataSourceCalls made in the caller's context, and the change notification as a callback.
 //
 // Writes run one at a time on a node (checks, then the write). Between nodes, the unique names in the store keep
-// defaults from being created twice; the rest is administration, rare enough not to race in practice.
+// defaults from being created twice, and a conditional write records a holder once (claimHolder); the rest is
+// administration, rare enough not to race in practice.
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import {
 	DEFAULT_DATASOURCE,
@@ -43,6 +44,8 @@ export interface DataSourceStore {
 	/** false when one of this name exists. */
 	createDataSource(ds: DataSource): Promise<boolean>;
 	deleteDataSource(name: string): Promise<boolean>;
+	/** `node` becomes the holder of the LOCAL datasource unless it has one, atomically between nodes; null: none. */
+	claimHolder(name: string, node: string): Promise<{ dataSource: DataSource; claimed: boolean } | null>;
 	virtualNode(uuid: string): Promise<VirtualNode | null>;
 	/** By uuid. */
 	virtualNodes(): Promise<VirtualNode[]>;
@@ -128,6 +131,17 @@ export class DataSourceRegistry {
 		});
 		await this.changed({ name });
 		return saved;
+	}
+
+	/**
+	 * The datasource with a holder: `node` when it had none (lib/peers/holder says who may claim), else the one it
+	 * has. Only the claim that recorded it tells the cluster.
+	 */
+	async claimHolder(name: string, node: string): Promise<DataSource> {
+		const r = await this.store.claimHolder(checkDataSourceName(name), node);
+		if (!r) throw new NotFoundError(`Datasource ${name.slice(0, 80)} not found`, "datasource.notfound");
+		if (r.claimed) await this.changed({ name });
+		return r.dataSource;
 	}
 
 	/** Deletes a datasource's configuration (its data stays), unless something still uses it. */

@@ -1,6 +1,8 @@
 // Datasources (object.DataSource, kept whole as JSON: nothing queries inside a configuration) and virtual nodes
 // (tree roots computed per user by a resolution script). A name or uuid is a primary key: of two nodes creating the
 // same default datasource at start-up, the second finds it there (`createIfAbsent` is false), never a duplicate.
+// A holder is claimed with one conditional UPDATE on the configuration read (compare-and-set on its text): of two
+// nodes claiming at once, the second's condition no longer holds, and it reads the first one's holder.
 import type { Selectable, Transaction } from "kysely";
 import type { DataSource } from "../datasources/model";
 import type { DataSourceStore, VirtualNode } from "../datasources/registry";
@@ -8,6 +10,7 @@ import type { Db } from "./index";
 import type { NedbDoc } from "./nedb-import";
 import type { Database, DatasourcesTable, VirtualNodesTable } from "./schema";
 import { fromJson, orNull } from "./sql";
+import { ConflictError } from "../errors";
 
 export type VirtualNodeRecord = VirtualNode;
 
@@ -62,6 +65,24 @@ export class DataSourcesRepo implements DataSourceStore {
 			.onConflict((oc) => oc.column("name").doNothing())
 			.executeTakeFirst();
 		return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
+	}
+
+	/**
+	 * Records `node` as the holder (PeerAddress) of the LOCAL datasource `name` unless it has one; the datasource as
+	 * stored afterwards and whether this call recorded it, or null when there is no such datasource.
+	 */
+	async claimHolder(name: string, node: string): Promise<{ dataSource: DataSource; claimed: boolean } | null> {
+		// Each failed condition means another writer changed the row in between: read it again.
+		for (let attempt = 0; attempt < 5; attempt++) {
+			const r = await this.db.kysely.selectFrom("datasources").selectAll().where("name", "=", name).executeTakeFirst();
+			if (!r) return null;
+			const ds = dataSourceOf(r);
+			if ((ds.StorageType ?? "LOCAL") !== "LOCAL" || ds.PeerAddress) return { dataSource: ds, claimed: false };
+			const held: DataSource = { ...ds, PeerAddress: node };
+			const u = await this.db.kysely.updateTable("datasources").set({ config: dataSourceRow(held).config }).where("name", "=", name).where("config", "=", r.config).executeTakeFirst();
+			if (u.numUpdatedRows > 0n) return { dataSource: held, claimed: true };
+		}
+		throw new ConflictError(`Datasource ${name} kept changing while its holder was being recorded: retry`, "datasource.busy");
 	}
 
 	async deleteDataSource(name: string): Promise<boolean> {

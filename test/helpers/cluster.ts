@@ -93,7 +93,7 @@ export interface ClusterNodeSpec {
 
 export interface Cluster {
 	procs: Proc[];
-	/** The DATA_DIR every node shares. */
+	/** The DATA_DIR every node shares (with `ownDataDirs`, the folder of theirs: `<dir>/<node id>`). */
 	dir: string;
 	/** Base URLs of the gateway nodes, in the order they are listed. */
 	bases: string[];
@@ -108,11 +108,12 @@ export interface Cluster {
 }
 
 /**
- * A cluster over Redis on a fresh PostgreSQL store, its nodes started as separate processes sharing one DATA_DIR:
+ * A cluster over Redis on a fresh PostgreSQL store, its nodes started as separate processes sharing one DATA_DIR
+ * (or, with `ownDataDirs`, each with its own):
  * registers the suite's before hook that starts it and the after hook that kills the nodes, drops the database
  * and removes the directory (an observer broker, when asked for, stops first). Call it inside `describe`, before the suite's own hooks (which then see it started).
  */
-export function useCluster(name: string, nodes: ClusterNodeSpec[], opts: { env?: Record<string, string>; observer?: boolean } = {}): Cluster {
+export function useCluster(name: string, nodes: ClusterNodeSpec[], opts: { env?: Record<string, string>; observer?: boolean; ownDataDirs?: boolean } = {}): Cluster {
 	const c: Cluster = {
 		procs: [],
 		dir: "",
@@ -138,13 +139,14 @@ export function useCluster(name: string, nodes: ClusterNodeSpec[], opts: { env?:
 		c.dir = mkdtempSync(join(tmpdir(), `cellar-cluster-${name}-`));
 		const common = { DATABASE_URL: pg.url, TRANSPORTER: REDIS, NAMESPACE: c.namespace, JWT_SECRET: "cluster-test-secret-0123456789abcdef", ADMIN_PASSWORD: c.password, SCRYPT_N: "1024", LOG_LEVEL: "warn", HEARTBEAT_INTERVAL: "1", HEARTBEAT_TIMEOUT: "5", ...opts.env, DATA_DIR: c.dir };
 		for (const n of nodes) {
+			const env = opts.ownDataDirs ? { ...common, DATA_DIR: join(c.dir, n.id) } : common;
 			if (!n.gateway) {
-				c.procs.push(startProc(n.id, n.services, common));
+				c.procs.push(startProc(n.id, n.services, env));
 				continue;
 			}
 			const p = port + c.bases.length;
 			c.bases.push(`http://127.0.0.1:${p}`);
-			c.procs.push(startProc(n.id, n.services, { ...common, PORT: String(p) }));
+			c.procs.push(startProc(n.id, n.services, { ...env, PORT: String(p) }));
 		}
 	});
 	after(async () => {

@@ -76,6 +76,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"datasources.list": true,
 	"datasources.virtualNodes": true,
 	"datasources.resolveVirtual": true,
+	"datasources.claimHolder": true,
 	"datasources.ensureDefaults": true,
 	"versions.list": true,
 	"versions.locate": true,

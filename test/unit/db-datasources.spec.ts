@@ -72,6 +72,24 @@ onEveryBackend("DataSourcesRepo", (h) => {
 		}
 	});
 
+	it("records one holder for a LOCAL datasource without one, however many nodes claim it at once", async () => {
+		const other = new DataSourcesRepo(await h().second());
+		const local = (name: string): DataSource => ({ Name: name, StorageType: "LOCAL", StorageConfiguration: { folder: name }, FlatStorage: true, EncryptionMode: "CLEAR", CreationDate: 1700000000 });
+		await repo.putDataSource(local("claimed"));
+		const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? other : repo).claimHolder("claimed", `node${i}`)));
+		assert.equal(claims.filter((c) => c?.claimed).length, 1);
+		const winner = claims.find((c) => c?.claimed)?.dataSource.PeerAddress;
+		assert.ok(winner);
+		// Every claimant, winner or not, reads the same holder; the rest of the configuration is untouched.
+		for (const c of claims) assert.equal(c?.dataSource.PeerAddress, winner);
+		assert.deepEqual(await other.dataSource("claimed"), { ...local("claimed"), PeerAddress: winner });
+		// Once held, a claim changes nothing; S3 has no holder; an unknown name is null.
+		assert.deepEqual(await repo.claimHolder("claimed", "late"), { dataSource: { ...local("claimed"), PeerAddress: winner }, claimed: false });
+		await repo.putDataSource(s3("remote"));
+		assert.deepEqual(await repo.claimHolder("remote", "late"), { dataSource: s3("remote"), claimed: false });
+		assert.equal(await repo.claimHolder("nope", "late"), null);
+	});
+
 	it("two nodes ensuring the install defaults at once create each default once", async () => {
 		const fresh = await h().fresh();
 		const db1 = await openDatabase(fresh);
@@ -87,6 +105,19 @@ onEveryBackend("DataSourcesRepo", (h) => {
 			assert.deepEqual([...ca, ...cb].sort(), [...names, ...(await a.virtualNodes()).map((v) => v.Uuid)].sort());
 			assert.equal(changes.length, ca.length + cb.length);
 			assert.deepEqual(await a.ensureDefaults(), []);
+			// The defaults have no holder (an upgraded store, or a fresh one); two nodes claiming all at once share
+			// nothing: each default ends with one holder, and only the winning claim tells the cluster.
+			assert.ok((await a.list()).every((d) => !d.PeerAddress));
+			changes.length = 0;
+			const claims = await Promise.all(names.flatMap((n) => [a.claimHolder(n, "node-a"), b.claimHolder(n, "node-b")]));
+			const held = await b.list();
+			for (const n of names) {
+				const holder = held.find((d) => d.Name === n)?.PeerAddress;
+				assert.ok(holder === "node-a" || holder === "node-b", `${n}: ${holder}`);
+				assert.deepEqual(claims.filter((c) => c.Name === n).map((c) => c.PeerAddress), [holder, holder]);
+			}
+			assert.deepEqual(changes.map((c) => (c as { name: string }).name).sort(), [...names].sort());
+			await assert.rejects(a.claimHolder("nosuch", "node-a"), { code: 404 });
 		} finally {
 			await db1.close();
 			if (db2 !== db1) await db2.close().catch(() => undefined);

@@ -6,7 +6,7 @@ import { createServer, request, type IncomingMessage, type Server } from "node:h
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { advertisedPeerUrl, holds, remoteHolder } from "../../lib/peers/holder";
+import { advertisedPeerUrl, holds, remoteHolder, unheld, withHolder, type HeldDataSource } from "../../lib/peers/holder";
 import { PeerObjectStore } from "../../lib/peers/client";
 import { PeerStoreServer } from "../../lib/peers/server";
 import { checkPeerBody, checkPeerSignature, EMPTY_SHA256, SeenNonces, sha256, SIGNATURE_HEADER, signPeerRequest, signPeerTrailer, STREAMING_PAYLOAD, type PeerSignature } from "../../lib/peers/signing";
@@ -21,10 +21,38 @@ describe("peers: holders of LOCAL datasources", () => {
 		assert.equal(holds(onB, "b", true), true);
 		// One process: whatever node id it had when the datasource was created.
 		assert.equal(remoteHolder(onB, "a", false), undefined);
-		// No holder recorded: every node opens its own DATA_DIR, as before PeerAddress existed.
-		assert.equal(remoteHolder({ StorageType: "LOCAL" }, "a", true), undefined);
 		assert.equal(remoteHolder({ StorageType: "S3", PeerAddress: "b" }, "a", true), undefined);
 		assert.equal(holds({ StorageType: "S3" }, "a", true), false);
+		// No holder recorded: in a cluster nobody serves it to the others until one claims it; one process holds it.
+		assert.equal(holds({ StorageType: "LOCAL" }, "a", true), false);
+		assert.equal(holds({ StorageType: "LOCAL" }, "a", false), true);
+		assert.equal(unheld({ StorageType: "LOCAL" }, true), true);
+		assert.equal(unheld({}, true), true);
+		assert.equal(unheld({ StorageType: "LOCAL" }, false), false);
+		assert.equal(unheld(onB, true), false);
+		assert.equal(unheld({ StorageType: "S3" }, true), false);
+	});
+
+	it("claims a datasource without holder only in a cluster and only on a node that can hold it", async () => {
+		const claimed: string[] = [];
+		const claim = async (name: string): Promise<HeldDataSource & { Name: string }> => {
+			claimed.push(name);
+			return { Name: name, StorageType: "LOCAL", PeerAddress: "a" };
+		};
+		const bare: HeldDataSource & { Name: string } = { Name: "personal", StorageType: "LOCAL" };
+		// One process: unchanged, no claim.
+		assert.deepEqual(await withHolder(bare, { clustered: false, canHold: false, claim }), bare);
+		// Held already, or S3: nothing to claim.
+		const held = { Name: "photos", StorageType: "LOCAL", PeerAddress: "b" };
+		assert.equal(await withHolder(held, { clustered: true, canHold: true, claim }), held);
+		const s3 = { Name: "bucket", StorageType: "S3" };
+		assert.equal(await withHolder(s3, { clustered: true, canHold: true, claim }), s3);
+		assert.deepEqual(claimed, []);
+		// A node without the peer endpoint never claims: 503 until a node running api has.
+		await assert.rejects(withHolder(bare, { clustered: true, canHold: false, claim }), (e: { code?: number; message?: string }) => e.code === 503 && /personal has no holder yet/.test(e.message ?? ""));
+		assert.deepEqual(claimed, []);
+		assert.equal((await withHolder(bare, { clustered: true, canHold: true, claim })).PeerAddress, "a");
+		assert.deepEqual(claimed, ["personal"]);
 	});
 
 	it("announces PEER_URL, else the bound host, else the first address of the machine", () => {
