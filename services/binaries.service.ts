@@ -18,6 +18,7 @@ import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { UPLOAD_FIELD, binaryType, checkCanWrite, checkGlobalName, findGlobal, imageFromUpload, newBinaryId, sized, type StoredBinary } from "../lib/frontend/binaries";
 import { call, type IdentityChange } from "../lib/contracts";
+import { forgetGoneUser } from "../lib/identity/user-gone";
 
 interface BinaryParams {
 	BinaryType: string;
@@ -125,14 +126,7 @@ const BinariesService: ServiceSchema<ServiceSettingSchema, BinariesMethods, Bina
 	events: {
 		// A deleted user's avatar goes with them (a new account with the same login gets a new uuid anyway).
 		async "identity.changed"(this: BinariesThis, ctx: Context<IdentityChange>) {
-			const change = ctx.params;
-			if (change.kind !== "user") return;
-			try {
-				if (await call(ctx, "users.authInfo", { uuid: change.uuid })) return;
-				await this.repo.delete("USER", change.uuid);
-			} catch (e) {
-				this.logger.debug(`Could not check whether user ${change.uuid} still exists: ${(e as Error).message}`);
-			}
+			await forgetGoneUser(ctx, ctx.params, (uuid) => this.repo.delete("USER", uuid), this.logger);
 		},
 	},
 	started(this: BinariesThis) {
