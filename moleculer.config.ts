@@ -3,6 +3,7 @@
 import type { BrokerOptions } from "moleculer";
 import { loadConfig } from "./lib/config";
 import { shipperFor } from "./lib/logs/shipper";
+import { isLogLevel } from "./lib/logs/model";
 import { AdjustableConsoleLogger } from "./lib/config-tree/log-level";
 import { replCommands } from "./lib/repl/custom-commands";
 import { serveMetricsPort } from "./lib/metrics/port";
@@ -14,10 +15,10 @@ const config: BrokerOptions = {
 	namespace: cfg.namespace,
 	nodeID: cfg.nodeId || undefined,
 	transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
-	// The console (LOG_LEVEL; adjustable: PUT /a/config/services/config {"logLevel"} changes the level of every
-	// node without a restart), and the cluster's log (LOG_SHIP_LEVEL, read with POST /a/log/sys). Moleculer takes
+	// The console (LOG_LEVEL) and the cluster's log (LOG_SHIP_LEVEL, read with POST /a/log/sys); PUT
+	// /a/config/services/config {"logLevel"} sets the level of both, on every node, without a restart. Moleculer takes
 	// logger instances in the array (LoggerFactory resolves each entry); its typings only list configurations.
-	logger: [cfg.logLevel === "silent" ? null : new AdjustableConsoleLogger({ level: cfg.logLevel, formatter: "short" }), shipperFor(cfg)].filter((l) => l !== null) as unknown as BrokerOptions["logger"],
+	logger: [isLogLevel(cfg.logLevel) ? new AdjustableConsoleLogger({ level: cfg.logLevel, formatter: "short" }) : null, shipperFor(cfg)].filter((l) => l !== null) as unknown as BrokerOptions["logger"],
 	logLevel: cfg.logLevel === "silent" ? undefined : (cfg.logLevel as BrokerOptions["logLevel"]),
 	serializer: "JSON",
 	requestTimeout: cfg.requestTimeout,

@@ -3,8 +3,9 @@
  * Uuid = login or user uuid; GLOBAL: a named image such as a logo). Uploads are multipart (`userfile`), checked
  * by content, capped by BINARY_MAX_SIZE, and kept in the store (frontend_binaries), so every node serves them.
  * Calls `users.byLogin` and `users.authInfo` to resolve users, `users.setAttribute` to record the avatar's id in
- * the user's `avatar` attribute, as Cells does. Consumes `identity.changed` (a deleted user's
- * avatar is removed). Emits nothing.
+ * the user's `avatar` attribute, as Cells does. PNG thumbnails (`?dim=`) are kept in a bounded in-memory cache
+ * (lib/frontend/binaries ThumbnailCache), dropped on upload and deletion. Consumes `identity.changed` (a deleted
+ * user's avatar is removed). Emits nothing.
  */
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Readable } from "node:stream";
@@ -16,8 +17,9 @@ import { BadRequestError, NotFoundError, PayloadTooLargeError } from "../lib/err
 import { boundaryOf } from "../lib/frontend/multipart";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
-import { UPLOAD_FIELD, binaryType, checkCanWrite, checkGlobalName, findGlobal, imageFromUpload, newBinaryId, sized, type StoredBinary } from "../lib/frontend/binaries";
+import { UPLOAD_FIELD, binaryType, checkCanWrite, checkGlobalName, findGlobal, imageFromUpload, newBinaryId, ThumbnailCache, type StoredBinary } from "../lib/frontend/binaries";
 import { call, type IdentityChange } from "../lib/contracts";
+import { forgetGoneUser } from "../lib/identity/user-gone";
 
 interface BinaryParams {
 	BinaryType: string;
@@ -27,6 +29,7 @@ interface BinaryParams {
 interface BinariesVars {
 	db: Db;
 	repo: BinariesRepo;
+	thumbnails: ThumbnailCache;
 }
 interface BinariesMethods {
 	userOf(ctx: Context<unknown, Meta>, loginOrUuid: string): Promise<{ Uuid: string; Login: string }>;
@@ -58,7 +61,7 @@ const BinariesService: ServiceSchema<ServiceSettingSchema, BinariesMethods, Bina
 					b = await this.repo.byOwner("USER", user.Uuid);
 					if (!b) throw new NotFoundError(`${user.Login} has no avatar`, "binary.notfound");
 				}
-				const out = sized(b, ctx.params.dim);
+				const out = this.thumbnails.sized(b, ctx.params.dim);
 				ctx.meta.$responseType = out.mime;
 				// What the client got, since only PNGs are resized: "original" tells it to scale the image itself.
 				if (ctx.params.dim) ctx.meta.$responseHeaders = { "X-Cellar-Thumbnail": out.resized ? "resized" : "original", "Cache-Control": "private, max-age=300" };
@@ -83,6 +86,7 @@ const BinariesService: ServiceSchema<ServiceSettingSchema, BinariesMethods, Bina
 				const image = imageFromUpload(ctx.meta.contentType, body, max);
 				const id = newBinaryId(image.ext);
 				await this.repo.put({ kind, owner, id, mime: image.mime, data: image.data, createdAt: Math.floor(Date.now() / 1000) });
+				this.thumbnails.forget(kind, owner);
 				// Cells' clients read the user's `avatar` attribute (the binary id) to know there is one and to bust caches.
 				if (kind === "USER") await call(ctx, "users.setAttribute", { uuid: owner, name: "avatar", value: id });
 				// Cells' answer, not the spec's (unused) FrontBinaryResponse: the web client reads `binary`.
@@ -125,15 +129,14 @@ const BinariesService: ServiceSchema<ServiceSettingSchema, BinariesMethods, Bina
 	events: {
 		// A deleted user's avatar goes with them (a new account with the same login gets a new uuid anyway).
 		async "identity.changed"(this: BinariesThis, ctx: Context<IdentityChange>) {
-			const change = ctx.params;
-			if (change.kind !== "user") return;
-			try {
-				if (await call(ctx, "users.authInfo", { uuid: change.uuid })) return;
-				await this.repo.delete("USER", change.uuid);
-			} catch (e) {
-				this.logger.debug(`Could not check whether user ${change.uuid} still exists: ${(e as Error).message}`);
-			}
+			await forgetGoneUser(ctx, ctx.params, async (uuid) => {
+				this.thumbnails.forget("USER", uuid);
+				await this.repo.delete("USER", uuid);
+			}, this.logger);
 		},
+	},
+	created(this: BinariesThis) {
+		this.thumbnails = new ThumbnailCache();
 	},
 	started(this: BinariesThis) {
 		this.repo = new BinariesRepo(this.db);

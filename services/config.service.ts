@@ -16,7 +16,7 @@ import { requireAdmin } from "../lib/identity/resource-policy";
 import { BadRequestError, NotFoundError } from "../lib/errors";
 import { ConfigTree, isWritablePath, normalizePath, type Json, type ObjectSchema } from "../lib/config-tree/tree";
 import { FRONTEND_SCHEMAS, NODE_SETTINGS_PATH, NODE_SETTINGS_SCHEMA } from "../lib/config-tree/schemas";
-import { LOG_LEVELS } from "../lib/logs/model";
+import { isLogLevel } from "../lib/logs/model";
 import { LogLevelControl } from "../lib/config-tree/log-level";
 import { overlaps } from "../lib/config-tree/cached";
 import { JOB_ACTIONS, actionFormXml } from "../lib/jobs/catalog";
@@ -149,9 +149,9 @@ const ConfigService: ServiceSchema<Settings, Methods, Vars> = {
 		async applyNodeSettings(this: This) {
 			const v = await this.tree.get(NODE_SETTINGS_PATH);
 			const wanted = v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, Json>).logLevel : undefined;
-			// Without a level in the tree, the node keeps (or goes back to) its LOG_LEVEL.
-			const level = typeof wanted === "string" && (LOG_LEVELS as readonly string[]).includes(wanted) ? wanted : loadConfig().logLevel;
-			if (this.logLevel.apply(level)) this.logger.info(`Log level is now ${level}`);
+			// Without a level in the tree, the node keeps (or goes back to) its LOG_LEVEL and LOG_SHIP_LEVEL.
+			const level = typeof wanted === "string" && isLogLevel(wanted) ? wanted : undefined;
+			if (this.logLevel.apply(level)) this.logger.info(level ? `Log level is now ${level} (console and shipped log)` : "Log level is now LOG_LEVEL's, and LOG_SHIP_LEVEL's for the shipped log");
 		},
 	},
 	created(this: This) {

@@ -15,6 +15,7 @@ import { BadRequestError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { call, type IdentityChange } from "../lib/contracts";
+import { forgetGoneUser } from "../lib/identity/user-gone";
 
 interface EnrollParams {
 	EnrollType?: string;
@@ -58,14 +59,7 @@ const MfaService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Mfa
 	events: {
 		// A deleted user's second factor goes with them (a new account with the same login gets a new uuid anyway).
 		async "identity.changed"(this: MfaThis, ctx: Context<IdentityChange>) {
-			const change = ctx.params;
-			if (change.kind !== "user") return;
-			try {
-				if (await call(ctx, "users.authInfo", { uuid: change.uuid })) return;
-				await this.factor.forget(change.uuid);
-			} catch (e) {
-				this.logger.debug(`Could not check whether user ${change.uuid} still exists: ${(e as Error).message}`);
-			}
+			await forgetGoneUser(ctx, ctx.params, (uuid) => this.factor.forget(uuid), this.logger);
 		},
 	},
 	started(this: MfaThis) {

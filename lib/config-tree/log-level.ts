@@ -1,34 +1,38 @@
 // A console logger whose level can change while the node runs. Moleculer's loggers fix their level when a module's
 // logger is created; this one creates every module's handler at "trace" and filters at each call against a level
-// that `setLevel` changes, so PUT /a/config/services/config {logLevel} applies without a restart.
+// that `setLevel` changes, so PUT /a/config/services/config {logLevel} applies without a restart. The same level
+// goes to the node's log shipper (lib/logs/shipper): what reaches the cluster's log follows it too.
 import { Loggers } from "moleculer";
-
-const RANK: Record<string, number> = { fatal: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 };
+import { atLeast, isLogLevel, type LogLevel } from "../logs/model";
+import { LogShipper } from "../logs/shipper";
 
 type ConsoleOptions = ConstructorParameters<typeof Loggers.Console>[0];
 
 export class AdjustableConsoleLogger extends Loggers.Console {
-	private current: string;
+	private readonly own: LogLevel;
+	private current: LogLevel;
 
-	constructor(opts: Omit<NonNullable<ConsoleOptions>, "level"> & { level: string }) {
+	constructor(opts: Omit<NonNullable<ConsoleOptions>, "level"> & { level: LogLevel }) {
 		super({ ...opts, level: "trace" });
+		this.own = opts.level;
 		this.current = opts.level;
 	}
 
-	get level(): string {
+	get level(): LogLevel {
 		return this.current;
 	}
 
-	setLevel(level: string): void {
-		this.current = level;
+	/** The level written from now on; undefined: back to the one it was made with (LOG_LEVEL). */
+	setLevel(level: LogLevel | undefined): void {
+		this.current = level ?? this.own;
 	}
 
 	override getLogHandler(bindings: Parameters<InstanceType<typeof Loggers.Console>["getLogHandler"]>[0]) {
 		const inner = super.getLogHandler(bindings);
 		if (!inner) return null;
 		return (type: string, args: unknown[]) => {
-			if ((RANK[type] ?? 0) > (RANK[this.current] ?? -1)) return;
-			inner(type as Parameters<typeof inner>[0], args);
+			if (!isLogLevel(type) || !atLeast(type, this.current)) return;
+			inner(type, args);
 		};
 	}
 }
@@ -37,7 +41,8 @@ export class AdjustableConsoleLogger extends Loggers.Console {
 const controls = new WeakMap<object, LogLevelControl>();
 
 export class LogLevelControl {
-	private applied: string;
+	/** The configuration's level; undefined: each appender keeps its own (LOG_LEVEL, LOG_SHIP_LEVEL). */
+	private configured: LogLevel | undefined;
 
 	/** The control of this broker (one per node), made on first use. */
 	static of(broker: object, initial: string, appenders: () => unknown[]): LogLevelControl {
@@ -50,20 +55,20 @@ export class LogLevelControl {
 	}
 
 	constructor(
-		initial: string,
+		private readonly initial: string,
 		private readonly appenders: () => unknown[],
-	) {
-		this.applied = initial;
-	}
+	) {}
 
+	/** The console's level (the configuration's, else LOG_LEVEL). */
 	get level(): string {
-		return this.applied;
+		return this.configured ?? this.initial;
 	}
 
-	apply(level: string): boolean {
-		if (level === this.applied) return false;
-		this.applied = level;
-		for (const a of this.appenders()) if (a instanceof AdjustableConsoleLogger) a.setLevel(level);
+	/** Applies the configuration's level (undefined: none, each appender goes back to its own); false when unchanged. */
+	apply(level: LogLevel | undefined): boolean {
+		if (level === this.configured) return false;
+		this.configured = level;
+		for (const a of this.appenders()) if (a instanceof AdjustableConsoleLogger || a instanceof LogShipper) a.setLevel(level);
 		return true;
 	}
 }

@@ -6,7 +6,7 @@ import type { ObjectSchema } from "./tree";
 /** Where the node-wide settings of the config service live, and their shape (settings.configSchema of `config`). */
 export const NODE_SETTINGS_PATH = "services/config";
 export const NODE_SETTINGS_SCHEMA: ObjectSchema = {
-	logLevel: { type: "enum", values: [...LOG_LEVELS], optional: true, description: "Level of the logs every node writes (applied at once, no restart)" },
+	logLevel: { type: "enum", values: [...LOG_LEVELS], optional: true, description: "Level of the logs every node writes and ships to the cluster's log (applied at once, no restart; unset: LOG_LEVEL and LOG_SHIP_LEVEL)" },
 };
 
 export const FRONTEND_SCHEMAS: Record<string, ObjectSchema> = {

@@ -157,12 +157,31 @@ export class LogsRepo {
 		return rows.map(recordOf);
 	}
 
-	/** How many records of `kind` (with this event id, if given) have `from <= ts < to` (unix ms). */
-	async count(kind: LogKind, msgId: string | undefined, from: number, to: number): Promise<number> {
-		let q = this.db.kysely.selectFrom("logs").select((eb) => eb.fn.countAll<number | string>().as("n")).where("kind", "=", kind).where("ts", ">=", from).where("ts", "<", to);
+	/**
+	 * How many records of `kind` (with this event id, if given) fall in each of the spans `edges` cut (unix ms,
+	 * ascending: span i is `edges[i] <= ts < edges[i + 1]`), in one grouped query. The span is computed by the
+	 * database: a division when the spans are equal (hours, days), a CASE over the edges otherwise (calendar
+	 * months); the edges are our own integers, inlined so that both dialects see integer arithmetic.
+	 */
+	async countSpans(kind: LogKind, msgId: string | undefined, edges: number[]): Promise<number[]> {
+		const spans = edges.length - 1;
+		if (spans < 1) return [];
+		const at = edges.map((e) => Math.floor(e));
+		const width = at[1] - at[0];
+		const uniform = at.every((e, i) => e === at[0] + i * width);
+		const bucket = uniform
+			? sql<number>`(${sql.ref("ts")} - ${sql.lit(at[0])}) / ${sql.lit(width)}`
+			: sql<number>`case ${sql.join(at.slice(1).map((e, i) => sql`when ${sql.ref("ts")} < ${sql.lit(e)} then ${sql.lit(i)}`), sql` `)} end`;
+		let q = this.db.kysely
+			.selectFrom("logs")
+			.select((eb) => [bucket.as("span"), eb.fn.countAll<number | string>().as("n")])
+			.where("kind", "=", kind)
+			.where("ts", ">=", at[0])
+			.where("ts", "<", at[spans]);
 		if (msgId) q = q.where("msg_id", "=", msgId);
-		const row = await q.executeTakeFirst();
-		return Number(row?.n ?? 0);
+		const counts = new Array<number>(spans).fill(0);
+		for (const r of await q.groupBy(bucket).execute()) counts[Number(r.span)] = Number(r.n);
+		return counts;
 	}
 
 	/** Deletes the records of `kind` older than `before` (unix ms); how many. */

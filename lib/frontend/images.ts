@@ -61,6 +61,12 @@ export function stripJpegMetadata(buf: Buffer): Buffer {
 	return buf;
 }
 
+/**
+ * The most pixels of a PNG this server decodes (and accepts as an avatar or logo): the decoded image takes about
+ * 4 + channels bytes a pixel, whatever its compressed size.
+ */
+export const MAX_PIXELS = 40_000_000;
+
 interface Rgba {
 	width: number;
 	height: number;
@@ -97,59 +103,78 @@ export function decodePng(buf: Buffer): Rgba | null {
 		i += 12 + len;
 	}
 	const channels = ({ 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as Record<number, number>)[colour];
-	if (!channels || depth !== 8 || interlace !== 0 || !width || !height || width * height > 40_000_000 || (colour === 3 && !palette)) return null;
+	if (!channels || depth !== 8 || interlace !== 0 || !width || !height || width * height > MAX_PIXELS || (colour === 3 && !palette)) return null;
+	const stride = width * channels;
+	// Each row and its filter byte, no more: a few KB of IDAT can inflate to gigabytes, which the header's size
+	// bounds (inflateSync throws, rather than allocate, past maxOutputLength).
+	const expected = (stride + 1) * height;
 	let raw: Buffer;
 	try {
-		raw = inflateSync(Buffer.concat(idat));
+		raw = inflateSync(Buffer.concat(idat), { maxOutputLength: expected });
 	} catch {
 		return null;
 	}
-	const stride = width * channels;
-	if (raw.length < (stride + 1) * height) return null;
+	if (raw.length < expected) return null;
 	const px = Buffer.alloc(stride * height);
 	for (let y = 0; y < height; y++) {
 		const filter = raw[y * (stride + 1)];
+		if (filter > 4) return null;
 		const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
 		const out = px.subarray(y * stride, (y + 1) * stride);
 		const prev = y > 0 ? px.subarray((y - 1) * stride, y * stride) : null;
-		for (let x = 0; x < stride; x++) {
-			const a = x >= channels ? out[x - channels] : 0;
-			const b = prev ? prev[x] : 0;
-			const c = prev && x >= channels ? prev[x - channels] : 0;
-			let v = line[x];
-			if (filter === 1) v += a;
-			else if (filter === 2) v += b;
-			else if (filter === 3) v += (a + b) >> 1;
-			else if (filter === 4) {
-				const p = a + b - c;
-				const pa = Math.abs(p - a);
-				const pb = Math.abs(p - b);
-				const pc = Math.abs(p - c);
-				v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-			} else if (filter !== 0) return null;
-			out[x] = v & 255;
-		}
+		unfilter(filter, line, out, prev, channels);
 	}
-	const rgba = Buffer.alloc(width * height * 4);
-	for (let p = 0; p < width * height; p++) {
-		const s = p * channels;
-		let r: number, g: number, b: number, a: number;
-		if (colour === 0) [r, g, b, a] = [px[s], px[s], px[s], 255];
-		else if (colour === 2) [r, g, b, a] = [px[s], px[s + 1], px[s + 2], 255];
-		else if (colour === 4) [r, g, b, a] = [px[s], px[s], px[s], px[s + 1]];
-		else if (colour === 6) [r, g, b, a] = [px[s], px[s + 1], px[s + 2], px[s + 3]];
-		else {
-			const k = px[s];
-			const pal = palette as Buffer;
-			[r, g, b] = [pal[k * 3] ?? 0, pal[k * 3 + 1] ?? 0, pal[k * 3 + 2] ?? 0];
-			a = transparency && k < transparency.length ? transparency[k] : 255;
+	// One loop per colour type, outside the pixel loop: this runs for every pixel of the image.
+	const pixels = width * height;
+	if (colour === 6) return { width, height, data: px };
+	const rgba = Buffer.alloc(pixels * 4);
+	if (colour === 0) {
+		for (let p = 0, o = 0; p < pixels; p++, o += 4) rgba[o] = rgba[o + 1] = rgba[o + 2] = px[p], rgba[o + 3] = 255;
+	} else if (colour === 2) {
+		for (let p = 0, s = 0, o = 0; p < pixels; p++, s += 3, o += 4) rgba[o] = px[s], rgba[o + 1] = px[s + 1], rgba[o + 2] = px[s + 2], rgba[o + 3] = 255;
+	} else if (colour === 4) {
+		for (let p = 0, s = 0, o = 0; p < pixels; p++, s += 2, o += 4) rgba[o] = rgba[o + 1] = rgba[o + 2] = px[s], rgba[o + 3] = px[s + 1];
+	} else {
+		// Palette: every index's RGBA once (missing entries black, opaque unless tRNS says otherwise).
+		const pal = palette as Buffer;
+		const lut = Buffer.alloc(256 * 4);
+		for (let k = 0; k < 256; k++) {
+			lut[k * 4] = pal[k * 3] ?? 0;
+			lut[k * 4 + 1] = pal[k * 3 + 1] ?? 0;
+			lut[k * 4 + 2] = pal[k * 3 + 2] ?? 0;
+			lut[k * 4 + 3] = transparency && k < transparency.length ? transparency[k] : 255;
 		}
-		rgba[p * 4] = r;
-		rgba[p * 4 + 1] = g;
-		rgba[p * 4 + 2] = b;
-		rgba[p * 4 + 3] = a;
+		for (let p = 0; p < pixels; p++) lut.copy(rgba, p * 4, px[p] * 4, px[p] * 4 + 4);
 	}
 	return { width, height, data: rgba };
+}
+
+/** Reverses one row's PNG filter (0 none, 1 sub, 2 up, 3 average, 4 Paeth) into `out`; `prev`: the row above. */
+function unfilter(filter: number, line: Buffer, out: Buffer, prev: Buffer | null, bpp: number): void {
+	const n = line.length;
+	if (filter === 0 || (filter === 2 && !prev)) {
+		line.copy(out);
+		return;
+	}
+	if (filter === 1) {
+		for (let x = 0; x < n; x++) out[x] = (line[x] + (x >= bpp ? out[x - bpp] : 0)) & 255;
+	} else if (filter === 2) {
+		const up = prev as Buffer;
+		for (let x = 0; x < n; x++) out[x] = (line[x] + up[x]) & 255;
+	} else if (filter === 3) {
+		for (let x = 0; x < n; x++) out[x] = (line[x] + (((x >= bpp ? out[x - bpp] : 0) + (prev ? prev[x] : 0)) >> 1)) & 255;
+	} else {
+		for (let x = 0; x < n; x++) {
+			const a = x >= bpp ? out[x - bpp] : 0;
+			const b = prev ? prev[x] : 0;
+			const c = prev && x >= bpp ? prev[x - bpp] : 0;
+			const p = a + b - c;
+			const pa = Math.abs(p - a);
+			const pb = Math.abs(p - b);
+			const pc = Math.abs(p - c);
+			out[x] = (line[x] + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c)) & 255;
+		}
+	}
 }
 
 function chunk(type: string, body: Buffer): Buffer {
@@ -209,11 +234,15 @@ export function downscale(img: Rgba, dim: number): Rgba {
 	return { width: w, height: h, data: out };
 }
 
-/** A PNG of at most dim×dim, or null when the image is not a PNG this module decodes (serve the original). */
+/**
+ * A PNG of at most dim×dim: `buf` itself when its header says it is no larger (nothing decoded), null when it is a
+ * larger image this module does not decode (serve the original).
+ */
 export function pngThumbnail(buf: Buffer, dim: number): Buffer | null {
+	const size = pngSize(buf);
+	if (size && Math.max(size.width, size.height) <= dim) return buf;
 	const img = decodePng(buf);
 	if (!img) return null;
-	if (Math.max(img.width, img.height) <= dim) return buf;
 	return encodePng(downscale(img, dim));
 }
 

@@ -222,10 +222,12 @@ export class LogBook {
 		// The points: the last one holds RefTime, the others go back from it.
 		const starts: number[] = [range.start(ref)];
 		for (let i = 1; i < range.points; i++) starts.unshift(range.start(starts[0] - 1));
+		const edges = [...starts, range.next(starts[starts.length - 1])];
+		const counts = await this.repo.countSpans("audit", p.MsgId || undefined, edges);
 		const results: TimeRangeResult[] = [];
-		for (const start of starts) {
-			const end = range.next(start);
-			let count = await this.repo.count("audit", p.MsgId || undefined, start, end);
+		for (const [i, start] of starts.entries()) {
+			const end = edges[i + 1];
+			let count = counts[i];
 			let relevance = 100;
 			if (end > now && now > start) {
 				// A point still under way: its count so far, scaled to the whole span, with how much of it is known.

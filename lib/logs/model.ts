@@ -5,6 +5,8 @@ export type LogKind = "sys" | "audit";
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+export const isLogLevel = (t: string): t is LogLevel => (LOG_LEVELS as readonly string[]).includes(t);
+
 /** Whether `level` is at least as severe as `threshold`. */
 export function atLeast(level: LogLevel, threshold: LogLevel): boolean {
 	return LOG_LEVELS.indexOf(level) <= LOG_LEVELS.indexOf(threshold);

@@ -8,7 +8,7 @@
 import { inspect } from "node:util";
 import { Loggers } from "moleculer";
 import { emit, type ShippedEntry } from "../contracts";
-import { atLeast, LOG_LEVELS, type LogLevel } from "./model";
+import { atLeast, isLogLevel, type LogLevel } from "./model";
 
 export interface ShipperOptions {
 	/** Least severe level shipped. */
@@ -46,8 +46,6 @@ interface LoggerBindings {
 	svc?: string;
 }
 
-const isLevel = (t: string): t is LogLevel => (LOG_LEVELS as readonly string[]).includes(t);
-
 export class LogShipper extends Loggers.Base<{ level?: Loggers.Base.LogLevels }> {
 	private buffer: ShippedEntry[] = [];
 	private dropped = 0;
@@ -57,13 +55,20 @@ export class LogShipper extends Loggers.Base<{ level?: Loggers.Base.LogLevels }>
 	private sending?: Promise<void>;
 	private stopped = false;
 
+	/** The level it was made with (LOG_SHIP_LEVEL), which `setLevel(undefined)` goes back to. */
+	private readonly own: LogLevel;
+
 	constructor(private readonly options: ShipperOptions) {
 		super({ level: options.level });
+		this.own = options.level;
 	}
 
-	/** The level shipped from now on (a configuration change applied without a restart). */
-	setLevel(level: LogLevel): void {
-		this.options.level = level;
+	/**
+	 * The level shipped from now on: the configuration tree's log level (lib/config-tree/log-level), applied
+	 * without a restart; undefined: back to the level it was made with.
+	 */
+	setLevel(level: LogLevel | undefined): void {
+		this.options.level = level ?? this.own;
 	}
 
 	/** Entries waiting and entries dropped since the last batch (for tests and metrics). */
@@ -76,7 +81,7 @@ export class LogShipper extends Loggers.Base<{ level?: Loggers.Base.LogLevels }>
 		const logger = bindings.svc ?? (bindings.mod || "broker").toLowerCase();
 		const transport = TRANSPORT_MODULES.has((bindings.mod || "").toLowerCase());
 		return (type, args) => {
-			if (this.handing || this.stopped || !isLevel(type) || !atLeast(type, this.options.level) || (transport && !atLeast(type, "warn"))) return;
+			if (this.handing || this.stopped || !isLogLevel(type) || !atLeast(type, this.options.level) || (transport && !atLeast(type, "warn"))) return;
 			if (this.buffer.length >= this.options.bufferSize) {
 				this.dropped++;
 				return;
@@ -153,6 +158,6 @@ export function shipperOf(broker: object): LogShipper | undefined {
 
 /** The shipper of a node's configuration (LOG_SHIP_LEVEL), or null when it ships nothing. */
 export function shipperFor(cfg: { logShipLevel: string }): LogShipper | null {
-	if (!isLevel(cfg.logShipLevel)) return null;
+	if (!isLogLevel(cfg.logShipLevel)) return null;
 	return new LogShipper({ level: cfg.logShipLevel, bufferSize: 5000, batchSize: 200, flushMs: 1000 });
 }

@@ -1,5 +1,6 @@
 // Avatars and logos through the real gateway: multipart uploads checked by content, who may write what, PNG
-// thumbnails with ?dim, and the refusals (SVG, not an image, too big, someone else's avatar, GLOBAL for users).
+// thumbnails with ?dim (kept, renewed on upload), and the refusals (SVG, not an image, too big in bytes or in pixels,
+// someone else's avatar, GLOBAL for users).
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
 import { encodePng, pngSize } from "../../lib/frontend/images";
@@ -75,6 +76,25 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 		assert.equal(r.type, "image/png");
 		assert.equal(r.thumb, "resized");
 		assert.deepEqual(pngSize(r.bytes), { width: 16, height: 8 });
+		// Kept, not made again: the same bytes; a new upload's thumbnail is the new image's.
+		assert.ok((await get("/a/frontend/binaries/USER/dave?dim=16", dave)).bytes.equals(r.bytes));
+		assert.equal((await upload("/a/frontend/binaries/USER/dave", dave, png(32, 64))).status, 200);
+		assert.deepEqual(pngSize((await get("/a/frontend/binaries/USER/dave?dim=16", dave)).bytes), { width: 8, height: 16 });
+	});
+
+	it("refuses a PNG of more than 40 megapixels with 413, however small its file", async () => {
+		// Only the header matters: the size is refused before anything is decoded.
+		const ihdr = Buffer.alloc(25);
+		ihdr.writeUInt32BE(13, 0);
+		ihdr.write("IHDR", 4, "latin1");
+		ihdr.writeUInt32BE(8000, 8);
+		ihdr.writeUInt32BE(6000, 12);
+		ihdr.set([8, 6, 0, 0, 0], 16);
+		const huge = Buffer.concat([png(1, 1).subarray(0, 8), ihdr, png(1, 1).subarray(33)]);
+		assert.deepEqual(pngSize(huge), { width: 8000, height: 6000 });
+		const r = await upload("/a/frontend/binaries/USER/dave", dave, huge);
+		assert.equal(r.status, 413, r.text);
+		assert.match(r.body.Title, /8000×6000 pixels: 40 megapixels at most/);
 	});
 
 	it("replaces the avatar and strips EXIF from JPEGs", async () => {

@@ -1,9 +1,11 @@
 // TOTP second factor through the real gateway: a user enrols (setup, verify with a code computed here from the
 // secret), then a password alone no longer logs in, a current code does (once), personal tokens keep working,
-// and the secret is never shown again.
+// and the secret is never shown again; a deleted user's factor goes with them.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
 import { hotp, stepAt } from "../../lib/auth/totp";
+import { acquireDatabase } from "../../lib/db/shared";
+import { TotpRepo } from "../../lib/db/frontend";
 
 describe("HTTP: TOTP enrolment and login", function () {
 	this.timeout(60_000);
@@ -88,5 +90,31 @@ describe("HTTP: TOTP enrolment and login", function () {
 		assert.equal((await enroll(tess, { step: "dance" })).status, 400);
 		assert.equal((await enroll(tess, { step: "disable", login: "admin" })).status, 403);
 		assert.equal((await node.api("POST", "/a/frontend/enroll", { EnrollType: "totp" })).status, 401);
+	});
+
+	it("removes a deleted user's factor, and only theirs", async () => {
+		const PASS = "Other-Pass-1234";
+		const uuids: Record<string, string> = {};
+		for (const login of ["ulla", "vic"]) {
+			const u = await node.api("PUT", `/a/user/${login}`, { Password: PASS, Attributes: { profile: "standard" } }, admin);
+			assert.equal(u.status, 200, u.text);
+			uuids[login] = u.body.Uuid;
+			assert.equal((await enroll(await node.login(login, PASS), { step: "setup" })).status, 200);
+		}
+		assert.equal((await node.api("DELETE", "/a/user/ulla", undefined, admin)).status, 200);
+		const shared = await acquireDatabase({ dataDir: node.dataDir });
+		try {
+			const repo = new TotpRepo(shared.db);
+			// The factor goes on the identity.changed event: shortly after the answer.
+			let row = await repo.get(uuids.ulla);
+			for (let i = 0; i < 50 && row; i++) {
+				await new Promise((r) => setTimeout(r, 50));
+				row = await repo.get(uuids.ulla);
+			}
+			assert.equal(row, null);
+			assert.equal((await repo.get(uuids.vic))?.status, "pending", "other users' factors stay");
+		} finally {
+			await shared.release();
+		}
 	});
 });

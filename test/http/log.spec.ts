@@ -63,6 +63,30 @@ describe("Logs and audit (/a/log)", function () {
 		assert.notEqual(p0.body.Logs[0].Msg, p1.body.Logs[0].Msg);
 	});
 
+	it("ships at the level the configuration tree sets, and back at its own when it is removed", async () => {
+		const users = node.broker.getLocalService("users") as Service;
+		const setLevel = async (data: Record<string, string>, level: string) => {
+			assert.equal((await node.api("PUT", "/a/config/services/config", { Data: JSON.stringify(data) }, admin)).status, 200);
+			// Applied on config.changed: the node's registry entry tells when.
+			await until(`log level ${level}`, async () => {
+				const r = await node.api("POST", "/a/config/registry", { options: { types: ["NODE"] } }, admin);
+				return r.body.items[0].metadata.logLevel === level ? true : undefined;
+			});
+		};
+		const tag = `level${Date.now()}`;
+		users.logger.debug(`${tag} 1 hidden at info`);
+		await setLevel({ logLevel: "debug" }, "debug");
+		users.logger.debug(`${tag} 2 shipped at debug`);
+		await setLevel({}, "silent");
+		users.logger.debug(`${tag} 3 hidden again`);
+		users.logger.info(`${tag} 4 info`);
+		const found = await until("the shipped lines", async () => {
+			const r = await sys(`+Msg:${tag}*`);
+			return r.body.Logs?.some((l: { Msg: string }) => l.Msg.includes(" 4 ")) ? r.body.Logs : undefined;
+		});
+		assert.deepEqual(found.map((l: { Msg: string }) => l.Msg).sort(), [`${tag} 2 shipped at debug`, `${tag} 4 info`]);
+	});
+
 	it("records a failed login in the audit trail, with the login and the client's address", async () => {
 		const r = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login: "mallory", password: "wrong-password-1" } }, undefined, { "User-Agent": "audit-test/1.0" });
 		assert.equal(r.status, 401);

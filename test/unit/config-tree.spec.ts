@@ -1,10 +1,11 @@
-// lib/config-tree without a database: paths, flatten/assemble round trips, and the console logger whose level
-// changes while the broker runs.
+// lib/config-tree without a database: paths, flatten/assemble round trips, and the console logger and log shipper
+// whose level changes while the broker runs.
 import assert from "node:assert/strict";
 import { ServiceBroker } from "moleculer";
 import { assemble, flatten, normalizePath } from "../../lib/config-tree/tree";
 import { AdjustableConsoleLogger, LogLevelControl } from "../../lib/config-tree/log-level";
 import { routesOf, ruleSchema } from "../../lib/discovery/openapi";
+import { LogShipper } from "../../lib/logs/shipper";
 
 describe("lib/config-tree", () => {
 	it("normalises paths and refuses odd segments", () => {
@@ -48,6 +49,30 @@ describe("lib/config-tree", () => {
 		assert.match(text, /shown/);
 		assert.match(text, /now shown/);
 		assert.match(text, /an error/);
+	});
+
+	it("gives the configuration's level to the log shipper too, and its own back when the level is removed", async () => {
+		const shipper = new LogShipper({ level: "warn", bufferSize: 100, batchSize: 50, flushMs: 10_000 });
+		const broker = new ServiceBroker({ logger: shipper, nodeID: "ship-level-test" });
+		// No log service listens: what the shipper keeps stays in its buffer, where it can be counted.
+		const log = broker.getLogger("probe");
+		const control = LogLevelControl.of(broker, "info", () => [shipper]);
+		log.info("below LOG_SHIP_LEVEL");
+		assert.equal(shipper.state.buffered, 0);
+		assert.equal(control.apply("debug"), true);
+		log.debug("shipped at debug");
+		log.trace("still below");
+		assert.equal(shipper.state.buffered, 1);
+		assert.equal(control.apply("debug"), false, "unchanged");
+		control.apply("error");
+		log.warn("below the configured level");
+		assert.equal(shipper.state.buffered, 1);
+		// No level in the configuration: back to the shipper's own (warn), not the console's.
+		assert.equal(control.apply(undefined), true);
+		log.debug("below again");
+		log.warn("shipped at warn");
+		assert.equal(shipper.state.buffered, 2);
+		await shipper.stop();
 	});
 
 	it("turns rest declarations and fastest-validator rules into OpenAPI", () => {

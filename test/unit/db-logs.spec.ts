@@ -1,6 +1,7 @@
 // LogsRepo on SQLite and PostgreSQL: records read back as written, newest first and paged; every kind of query
 // condition (time in seconds, levels, wildcards, message parts, must/should/not, absent fields) is answered by the
-// database; an export reads in batches without gaps or repeats; counts by time range; retention by age and rows.
+// database; an export reads in batches without gaps or repeats; counts per time span (the chart) in one query; retention
+// by age and rows.
 import assert from "node:assert/strict";
 import { LogsRepo } from "../../lib/db/logs";
 import { parseLogQuery } from "../../lib/logs/query";
@@ -103,10 +104,29 @@ onEveryBackend("LogsRepo", (h) => {
 		assert.deepEqual(ids(await q("audit", "")), ["recent audit"]);
 	});
 
-	it("counts by time range and event id", async () => {
-		assert.equal(await repo.count("sys", undefined, T, T + 2000), 2);
-		assert.equal(await repo.count("audit", "login.failed", T, T + 4000), 1);
-		assert.equal(await repo.count("audit", "login.succeeded", T, T + 4000), 0);
+	it("counts per span in one grouped query: equal spans, calendar months, event id, empty spans as 0", async () => {
+		// Equal spans of 1 s: the division; each edge belongs to the span it starts.
+		assert.deepEqual(await repo.countSpans("sys", undefined, [T, T + 1000, T + 2000, T + 3000, T + 4000]), [1, 1, 1, 0]);
+		assert.deepEqual(await repo.countSpans("audit", "login.failed", [T, T + 2000, T + 4000]), [0, 1]);
+		assert.deepEqual(await repo.countSpans("audit", "login.succeeded", [T, T + 4000]), [0]);
+		// Uneven spans (as months are): the CASE over the edges.
+		assert.deepEqual(await repo.countSpans("sys", undefined, [T - 5000, T + 1, T + 1500, T + 1501, T + 9000]), [1, 0, 1, 1]);
+		assert.deepEqual(await repo.countSpans("sys", undefined, [T]), []);
+	});
+
+	it("charts a year of audit events by calendar month and a day by hour, on the database", async () => {
+		const at = (y: number, m: number, d: number, h = 0) => Date.UTC(y, m, d, h);
+		const audit = (ts: number, msgId = "login.failed") => rec({ ts, kind: "audit", msgId, msg: "audit" });
+		await repo.add([
+			audit(at(2025, 1, 1)), audit(at(2025, 1, 28, 23)), audit(at(2025, 2, 1)), audit(at(2025, 2, 1), "login.succeeded"),
+			audit(at(2025, 5, 10, 12)), audit(at(2025, 5, 10, 12) + 59 * 60_000), audit(at(2025, 5, 10, 14)), audit(at(2024, 6, 1) - 1),
+		]);
+		const book = new LogBook(repo, { now: () => at(2026, 0, 1) });
+		const year = await book.chart({ TimeRangeType: "Y", MsgId: "login.failed", RefTime: at(2025, 5, 10) / 1000 });
+		assert.deepEqual(year.Results.map((r) => `${r.Name}:${r.Count}`), ["2024-07:0", "2024-08:0", "2024-09:0", "2024-10:0", "2024-11:0", "2024-12:0", "2025-01:0", "2025-02:2", "2025-03:1", "2025-04:0", "2025-05:0", "2025-06:3"]);
+		const day = await book.chart({ TimeRangeType: "D", RefTime: at(2025, 5, 10, 14) / 1000 });
+		assert.deepEqual(day.Results.slice(-3).map((r) => `${r.Name}:${r.Count}`), ["12:00:2", "13:00:0", "14:00:1"]);
+		assert.equal(day.Results.reduce((n, r) => n + r.Count, 0), 3);
 	});
 
 	it("prunes by age and keeps at most a number of rows, per kind", async () => {

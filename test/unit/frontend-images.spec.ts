@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { deflateSync } from "node:zlib";
 import { decodePng, encodePng, pngSize, pngThumbnail, sniffImage, stripJpegMetadata, looksLikeMarkup } from "../../lib/frontend/images";
 import { boundaryOf, parseMultipart } from "../../lib/frontend/multipart";
-import { imageFromUpload } from "../../lib/frontend/binaries";
+import { imageFromUpload, ThumbnailCache, type StoredBinary } from "../../lib/frontend/binaries";
 import { DICTIONARIES, messagesFor, resolveLanguage } from "../../lib/frontend/i18n";
 import { EN_US } from "../../lib/frontend/i18n/en-us";
 import { PLUGINS, settingsMenuKeys } from "../../lib/frontend/catalog";
@@ -49,11 +49,117 @@ describe("frontend images", () => {
 		assert.deepEqual([...(decodePng(png)?.data ?? [])], [255, 0, 0, 255, 0, 0, 255, 255]);
 	});
 
+	it("reverses every PNG row filter, for grey, RGB, grey+alpha and RGBA", () => {
+		// A reference encoder: row y filtered with type y % 5 (none, sub, up, average, Paeth), as the spec defines them.
+		const paeth = (a: number, b: number, c: number) => {
+			const p = a + b - c;
+			const [pa, pb, pc] = [Math.abs(p - a), Math.abs(p - b), Math.abs(p - c)];
+			return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+		};
+		const encode = (width: number, height: number, colour: number, channels: number, px: Buffer) => {
+			const stride = width * channels;
+			const raw = Buffer.alloc((stride + 1) * height);
+			for (let y = 0; y < height; y++) {
+				const f = y % 5;
+				raw[y * (stride + 1)] = f;
+				for (let x = 0; x < stride; x++) {
+					const v = px[y * stride + x];
+					const a = x >= channels ? px[y * stride + x - channels] : 0;
+					const b = y > 0 ? px[(y - 1) * stride + x] : 0;
+					const c = y > 0 && x >= channels ? px[(y - 1) * stride + x - channels] : 0;
+					const pred = [0, a, b, (a + b) >> 1, paeth(a, b, c)][f];
+					raw[y * (stride + 1) + 1 + x] = (v - pred) & 255;
+				}
+			}
+			const chunk = (type: string, body: Buffer) => {
+				const len = Buffer.alloc(4);
+				len.writeUInt32BE(body.length);
+				return Buffer.concat([len, Buffer.from(type), body, Buffer.alloc(4)]);
+			};
+			const ihdr = Buffer.alloc(13);
+			ihdr.writeUInt32BE(width, 0);
+			ihdr.writeUInt32BE(height, 4);
+			ihdr.set([8, colour, 0, 0, 0], 8);
+			return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+		};
+		const [width, height] = [6, 7];
+		for (const [colour, channels] of [[0, 1], [2, 3], [4, 2], [6, 4]]) {
+			const px = Buffer.alloc(width * height * channels);
+			for (let i = 0; i < px.length; i++) px[i] = (i * 37 + (i >> 3) * 91) & 255;
+			const expected = Buffer.alloc(width * height * 4);
+			for (let p = 0; p < width * height; p++) {
+				const s = px.subarray(p * channels, (p + 1) * channels);
+				const rgbaOf = [[s[0], s[0], s[0], 255], [], [s[0], s[1], s[2], 255], [], [s[0], s[0], s[0], s[1]], [], [s[0], s[1], s[2], s[3]]][colour];
+				expected.set(rgbaOf, p * 4);
+			}
+			const back = decodePng(encode(width, height, colour, channels, px));
+			assert.ok(back && back.data.equals(expected), `colour type ${colour}`);
+		}
+	});
+
 	it("makes thumbnails that keep the aspect ratio and never enlarge", () => {
 		const png = encodePng(rgba(100, 50, () => [255, 255, 255, 255]));
 		assert.deepEqual(pngSize(pngThumbnail(png, 20) as Buffer), { width: 20, height: 10 });
 		assert.equal(pngThumbnail(png, 200), png);
 		assert.equal(pngThumbnail(Buffer.from([0xff, 0xd8, 0xff]), 20), null);
+	});
+
+	it("inflates a PNG no further than its header's size, and decodes nothing past 40 megapixels", () => {
+		const chunk = (type: string, body: Buffer) => {
+			const len = Buffer.alloc(4);
+			len.writeUInt32BE(body.length);
+			return Buffer.concat([len, Buffer.from(type), body, Buffer.alloc(4)]);
+		};
+		const pngOf = (width: number, height: number, raw: Buffer) => {
+			const ihdr = Buffer.alloc(13);
+			ihdr.writeUInt32BE(width, 0);
+			ihdr.writeUInt32BE(height, 4);
+			ihdr.set([8, 6, 0, 0, 0], 8);
+			return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+		};
+		// 2x2 RGBA: 2 rows of a filter byte and 8 bytes.
+		assert.ok(decodePng(pngOf(2, 2, Buffer.alloc(18))));
+		// The same header over 16 MiB of zeros (a 16 KiB file): refused, not inflated whole.
+		const bomb = pngOf(2, 2, Buffer.alloc(16 * 1024 * 1024));
+		assert.ok(bomb.length < 32 * 1024);
+		assert.equal(decodePng(bomb), null);
+		assert.equal(pngThumbnail(bomb, 1), null);
+		// 8000x6000 = 48 megapixels: not decoded, whatever the data.
+		assert.equal(decodePng(pngOf(8000, 6000, Buffer.alloc(10))), null);
+		const upload = form("B0UND", [{ name: "userfile", data: pngOf(8000, 6000, Buffer.alloc(10)) }]);
+		assert.throws(() => imageFromUpload("multipart/form-data; boundary=B0UND", upload, 1 << 20), (e: Error & { code?: number }) => e.code === 413 && /8000×6000 pixels: 40 megapixels/.test(e.message));
+	});
+
+	it("keeps thumbnails per binary and dim, least recently used out first, dropped per owner", () => {
+		const binary = (owner: string, id: string, width: number): StoredBinary => ({ kind: "USER", owner, id, mime: "image/png", data: encodePng(rgba(width, width, () => [9, 9, 9, 255])), createdAt: 0 });
+		const a = binary("u-a", "a1.png", 64);
+		const cache = new ThumbnailCache(1 << 20, 3);
+		const first = cache.sized(a, 16);
+		assert.deepEqual([first.resized, pngSize(first.data)], [true, { width: 16, height: 16 }]);
+		assert.equal(cache.sized(a, 16).data, first.data, "the same buffer: made once");
+		// Already small enough, or not a PNG: the original, the binary's own bytes (not copied into the cache).
+		assert.equal(cache.sized(a, 100).data, a.data);
+		const jpeg: StoredBinary = { ...a, id: "j.jpg", mime: "image/jpeg", data: Buffer.from([0xff, 0xd8, 0xff]) };
+		assert.equal(cache.sized(jpeg, 16).data, jpeg.data);
+		assert.equal(cache.heldBytes, first.data.length);
+		// A new upload has a new id: its own thumbnail.
+		const a2 = binary("u-a", "a2.png", 32);
+		assert.deepEqual(pngSize(cache.sized(a2, 16).data), { width: 16, height: 16 });
+		assert.notEqual(cache.sized(a2, 16).data, first.data);
+		// 3 entries at most: a (16) was used before a (100), so a (100) went when b came in.
+		cache.sized(a, 16);
+		const b = binary("u-b", "b.png", 64);
+		cache.sized(b, 8);
+		assert.equal(cache.size, 3);
+		assert.equal(cache.sized(a, 16).data, first.data, "recently used, kept");
+		// The owner's binaries replaced or deleted: their thumbnails go, the others' stay.
+		cache.forget("USER", "u-a");
+		assert.equal(cache.size, 1);
+		assert.notEqual(cache.sized(a, 16).data, first.data, "made again");
+		// A byte bound smaller than a thumbnail: served, not kept.
+		const tiny = new ThumbnailCache(10);
+		assert.equal(tiny.sized(a, 16).resized, true);
+		assert.deepEqual([tiny.size, tiny.heldBytes], [0, 0]);
 	});
 
 	it("drops EXIF and comments from JPEGs, keeping JFIF and the image data", () => {
