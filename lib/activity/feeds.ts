@@ -136,12 +136,15 @@ export class Feeds {
 		return nodes.map((n) => parents(n.path).map((p) => found.get(refKey({ ds: n.ds, path: p }))).filter((u): u is string => !!u));
 	}
 
-	/** The subscriptions to these nodes, by node: one query for a batch (a few for a very large one). */
+	/**
+	 * The subscriptions to these nodes, by node: one query for a batch (a few for a very large one). All of them:
+	 * a listing's bound would drop the followers of the batch's last nodes.
+	 */
 	private async followersOf(nodeUuids: string[]): Promise<Map<string, SubscriptionRecord[]>> {
 		const ids = [...new Set(nodeUuids)];
 		const out = new Map<string, SubscriptionRecord[]>();
 		for (let i = 0; i < ids.length; i += SUBSCRIPTIONS_AT_ONCE) {
-			for (const s of await this.deps.repo.subscriptions({ objectType: "NODE", objectIds: ids.slice(i, i + SUBSCRIPTIONS_AT_ONCE) })) {
+			for (const s of await this.deps.repo.subscriptions({ objectType: "NODE", objectIds: ids.slice(i, i + SUBSCRIPTIONS_AT_ONCE), limit: null })) {
 				let list = out.get(s.ObjectId);
 				if (!list) out.set(s.ObjectId, (list = []));
 				list.push(s);

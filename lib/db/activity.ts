@@ -158,13 +158,18 @@ export class ActivityRepo {
 			.execute();
 	}
 
-	/** Subscriptions, filtered by objects and/or users (an empty or absent filter does not filter). */
-	async subscriptions(f: { objectType?: OwnerType; objectIds?: string[]; userIds?: string[] }): Promise<SubscriptionRecord[]> {
+	/**
+	 * Subscriptions, filtered by objects and/or users (an empty or absent filter does not filter), at most
+	 * `limit`: 10,000 unless told, null for all (the followers of a batch's nodes are all wanted).
+	 */
+	async subscriptions(f: { objectType?: OwnerType; objectIds?: string[]; userIds?: string[]; limit?: number | null }): Promise<SubscriptionRecord[]> {
 		let q = this.db.kysely.selectFrom("activity_subscriptions").selectAll();
 		if (f.objectType) q = q.where("object_type", "=", f.objectType);
 		if (f.objectIds?.length) q = q.where("object_id", "in", f.objectIds);
 		if (f.userIds?.length) q = q.where("user_id", "in", f.userIds);
-		const rows = await q.orderBy("object_id").orderBy("user_id").limit(10_000).execute();
+		q = q.orderBy("object_id").orderBy("user_id");
+		if (f.limit !== null) q = q.limit(f.limit ?? 10_000);
+		const rows = await q.execute();
 		return rows.map((r) => ({ UserId: r.user_id, ObjectType: r.object_type as OwnerType, ObjectId: r.object_id, Events: fromJson<string[]>(r.events, []) }));
 	}
 

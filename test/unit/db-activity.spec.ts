@@ -75,6 +75,9 @@ onEveryBackend("ActivityRepo", (h) => {
 			{ UserId: "bob", ObjectType: "NODE", ObjectId: "n1", Events: ["read", "change"] },
 			{ UserId: "carol", ObjectType: "NODE", ObjectId: "n1", Events: ["change"] },
 		]);
+		// A listing is bounded unless told otherwise (a batch's followers are all wanted).
+		assert.deepEqual((await repo.subscriptions({ objectIds: ["n1", "n2"], limit: 2 })).map((s) => s.UserId), ["bob", "carol"]);
+		assert.equal((await repo.subscriptions({ objectIds: ["n1", "n2"], limit: null })).length, 3);
 		await repo.subscribe({ UserId: "bob", ObjectType: "NODE", ObjectId: "n1", Events: ["read"] });
 		assert.deepEqual((await repo.subscriptions({ userIds: ["bob"] })).map((s) => [s.ObjectId, s.Events]), [["n1", ["read"]], ["n2", ["change"]]]);
 		await repo.subscribe({ UserId: "bob", ObjectType: "NODE", ObjectId: "n1", Events: [] });
