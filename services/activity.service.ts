@@ -5,9 +5,12 @@
  * ACTIVITY_MAX_PER_FEED) on one node of the cluster (lease `activity.prune`). Every ACTIVITY_DIGEST_HOURS (0: never),
  * one node (lease `activity.digest`) mails users with an email their unread activities since their last digest
  * (lib/activity/digest, template Digest through `mailer.queue`); internal `activity.digest` runs it now.
- * Consumes: `tree.read` (emitted: followers of "read" get a Read activity), `identity.changed` (an ACL given on a workspace to a user: a Share activity in their inbox), `share.changed` (a cell's members get a Share activity, once per cell), `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
+ * Consumes: `tree.read` (emitted: followers of "read" get a Read activity), `identity.changed` (an ACL given on a
+ * workspace to a user: a Share activity in their inbox; deleted users: their boxes, markers and subscriptions, and
+ * the activities they authored in nodes' feeds, go), `share.changed` (a cell's members get a Share activity, once
+ * per cell), `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
  * replica — the one on the node that made the change, or every replica when that node runs none, the rows'
- * idempotency keys then keeping one copy).
+ * idempotency keys then keeping one copy), `$services.changed` (which nodes run this service is asked again).
  * Emits: `activity.posted` (broadcast) {items: [{ownerId, activity}]} for new inbox activities (websocket pushes),
  * `activity.subscribed` (broadcast) {UserId} after a subscription changes (gateways drop cached listings).
  * Internal: `activity.followed` {UserId, ObjectIds} (the tree's `user_subscriptions` meta).
@@ -24,7 +27,7 @@ import { Feeds, type SearchSubscriptionsRequest, type ShareNotice, type StreamRe
 import { Batcher } from "../lib/activity/batcher";
 import { sendDigests } from "../lib/activity/digest";
 import type { SubscriptionRecord } from "../lib/db/activity";
-import { broadcast, call, type IdentityChange, type PublicUser, type TreeChange, type TreeRead } from "../lib/contracts";
+import { broadcast, call, serviceRunsOn, type IdentityChange, type PublicUser, type TreeChange, type TreeRead } from "../lib/contracts";
 
 const PRUNE_EVERY_MS = 3600_000;
 
@@ -119,11 +122,21 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			this.reads.add(ctx.params);
 		},
 		// An ACL on a workspace for a user, set by someone (the author travels in the event's meta): they are told.
+		// Deleted users (one, or a group's): what they leave goes, as Cells clears a deleted user's activities.
 		"identity.changed"(this: ActivityThis, ctx: Context<IdentityChange, Meta>) {
 			const c = ctx.params;
+			if ((c.kind === "user" || c.kind === "group") && c.deleted?.length) {
+				if (!this.handles(ctx)) return;
+				this.repo.deleteUsers(c.deleted).catch((e: Error) => this.logger.warn(`Clearing the activities of deleted users failed: ${e.message}`));
+				return;
+			}
 			const actor = ctx.meta.user?.Login;
 			if (c.kind !== "acl" || !c.RoleID || !c.WorkspaceID || !actor || !this.handles(ctx)) return;
 			this.feeds.recordAccess(actor, c.RoleID, c.WorkspaceID).catch((e: Error) => this.logger.warn(`Recording an access activity failed: ${e.message}`));
+		},
+		// Which nodes run this service: asked again after the registry changed, not at every event.
+		"$services.changed"(this: ActivityThis) {
+			this.senders.clear();
 		},
 		// Cells shared with users (the share service, when the node runs one): their members are told once.
 		"share.changed"(this: ActivityThis, ctx: Context<ShareNotice>) {
@@ -141,8 +154,9 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			if ((ctx as unknown as { eventType?: string }).eventType === "emit") return true;
 			const sender = ctx.nodeID;
 			if (!sender || sender === this.broker.nodeID) return true;
-			const services = this.broker.registry.getServiceList({ onlyAvailable: true }) as { name: string; nodeID: string }[];
-			return !services.some((s) => s.name === "activity" && s.nodeID === sender);
+			let theirs = this.senders.get(sender);
+			if (theirs === undefined) this.senders.set(sender, (theirs = serviceRunsOn(this.broker, "activity", sender)));
+			return !theirs;
 		},
 		async identityOf(login: string): Promise<Identity | null> {
 			const user = await call(this.broker, "users.byLogin", { login }).catch(() => null);
@@ -197,6 +211,9 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			}
 		},
 	},
+	created(this: ActivityThis) {
+		this.senders = new Map();
+	},
 	async started(this: ActivityThis) {
 		const cfg = loadConfig();
 		this.repo = new ActivityRepo(this.db);
@@ -247,6 +264,8 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 
 interface ActivityVars {
 	db: Db;
+	/** Whether each node that sent a broadcast runs this service (see `handles`), until the registry changes. */
+	senders: Map<string, boolean>;
 	repo: ActivityRepo;
 	feeds: Feeds;
 	batcher: Batcher<TreeChange>;

@@ -69,6 +69,10 @@ const MAX_SCAN = 5000;
 const SCAN_PAGE = 200;
 /** Unread activities a digest gathers at most. */
 const MAX_DIGEST = 500;
+/** Paths one `tree.uuidsAt` call takes at most (its parameter's bound). */
+const UUIDS_AT_MAX = 256;
+/** Node uuids one subscriptions query names at most. */
+const SUBSCRIPTIONS_AT_ONCE = 500;
 
 function parents(path: string): string[] {
 	const out: string[] = [];
@@ -93,6 +97,15 @@ function refKey(r: NodeRef): string {
 /** A new inbox activity to tell its owner about, with its row's key. */
 type Announce = { key: string; ownerId: string; activity: ActivityObject };
 
+/** An inbox row a subscriber gets if they can read its node. */
+type Candidate = { entry: ActivityEntry; stored: StoredActivity };
+
+function want(wants: Map<string, Candidate[]>, login: string, c: Candidate): void {
+	let list = wants.get(login);
+	if (!list) wants.set(login, (list = []));
+	list.push(c);
+}
+
 export class Feeds {
 	constructor(private readonly deps: FeedsDeps) {}
 
@@ -103,64 +116,102 @@ export class Feeds {
 		if (items.length) this.deps.posted(items);
 	}
 
-	/** The uuids of a node's parent folders, nearest first; `cache` (datasource paths looked up) spans a batch. */
-	private async parentUuids(ds: string, path: string, cache: Map<string, string | null>): Promise<string[]> {
-		const parentPaths = parents(path);
-		const missing = parentPaths.filter((p) => !cache.has(`${ds}/${p}`));
-		if (missing.length) {
-			const found = await this.deps.uuidsAt(ds, missing);
-			missing.forEach((p, i) => cache.set(`${ds}/${p}`, found[i] ?? null));
+	/** The uuids of each node's parent folders, nearest first: one tree call per datasource for a whole batch. */
+	private async parentsOf(nodes: NodeRef[]): Promise<string[][]> {
+		const wanted = new Map<string, Set<string>>();
+		for (const n of nodes) {
+			let paths = wanted.get(n.ds);
+			if (!paths) wanted.set(n.ds, (paths = new Set()));
+			for (const p of parents(n.path)) paths.add(p);
 		}
-		return parentPaths.map((p) => cache.get(`${ds}/${p}`)).filter((u): u is string => !!u);
+		const found = new Map<string, string | null>();
+		for (const [ds, set] of wanted) {
+			const paths = [...set];
+			for (let i = 0; i < paths.length; i += UUIDS_AT_MAX) {
+				const chunk = paths.slice(i, i + UUIDS_AT_MAX);
+				const uuids = await this.deps.uuidsAt(ds, chunk);
+				chunk.forEach((p, j) => found.set(refKey({ ds, path: p }), uuids[j] ?? null));
+			}
+		}
+		return nodes.map((n) => parents(n.path).map((p) => found.get(refKey({ ds: n.ds, path: p }))).filter((u): u is string => !!u));
+	}
+
+	/**
+	 * The subscriptions to these nodes, by node: one query for a batch (a few for a very large one). All of them:
+	 * a listing's bound would drop the followers of the batch's last nodes.
+	 */
+	private async followersOf(nodeUuids: string[]): Promise<Map<string, SubscriptionRecord[]>> {
+		const ids = [...new Set(nodeUuids)];
+		const out = new Map<string, SubscriptionRecord[]>();
+		for (let i = 0; i < ids.length; i += SUBSCRIPTIONS_AT_ONCE) {
+			for (const s of await this.deps.repo.subscriptions({ objectType: "NODE", objectIds: ids.slice(i, i + SUBSCRIPTIONS_AT_ONCE), limit: null })) {
+				let list = out.get(s.ObjectId);
+				if (!list) out.set(s.ObjectId, (list = []));
+				list.push(s);
+			}
+		}
+		return out;
+	}
+
+	/**
+	 * The inbox rows of a batch that their owners may read: each subscriber is looked up once and asked once (one
+	 * tree call for all the batch's activities they follow) where the nodes show for them; `entries` and `inbox`
+	 * get the rows they can read, presented as they see them.
+	 */
+	private async deliver(wants: Map<string, Candidate[]>, entries: ActivityEntry[], inbox: Announce[]): Promise<void> {
+		for (const [login, candidates] of wants) {
+			const user = await this.deps.identityOf(login).catch(() => null);
+			if (!user) continue;
+			const where = await this.locate(user, candidates.map((c) => c.stored)).catch(() => undefined);
+			if (!where) continue;
+			const at = (r?: NodeRef) => (r ? where.get(refKey(r)) : undefined);
+			for (const { entry, stored } of candidates) {
+				const activity = this.present(stored, at(stored.refs.object), at(stored.refs.origin), at(stored.refs.target));
+				if (!activity) continue;
+				entries.push(entry);
+				inbox.push({ key: entry.key, ownerId: login, activity });
+			}
+		}
 	}
 
 	/** Writes the activities of a batch of tree changes in one transaction. */
 	async recordTreeChanges(changes: TreeChange[]): Promise<number> {
 		const at = this.deps.now();
-		const entries: ActivityEntry[] = [];
-		const inbox: Announce[] = [];
-		const deleted: string[] = [];
-		const uuidCache = new Map<string, string | null>();
-		const identities = new Map<string, Promise<Identity | null>>();
+		const todo: { change: TreeChange; stored: StoredActivity; id: string; actor: string }[] = [];
 		const handled = new Set<string>();
 		for (const change of changes) {
 			if (change.id && handled.has(change.id)) continue;
 			if (change.id) handled.add(change.id);
 			const stored = treeActivity(change, new Date(at));
 			if (!stored || !change.node.Uuid) continue;
+			todo.push({ change, stored, id: change.id ?? `${change.node.Uuid}-${sequence(at)}`, actor: change.by as string });
+		}
+		const parentsOf = await this.parentsOf(todo.map((t) => t.change.node));
+		// Followers: of the parents, and of the node itself unless it is new (nobody follows it yet).
+		const followed = todo.map((t, i) => (t.change.type === "create" ? parentsOf[i] : [...parentsOf[i], t.change.node.Uuid]));
+		const subs = await this.followersOf(followed.flat());
+
+		const entries: ActivityEntry[] = [];
+		const deleted: string[] = [];
+		const wants = new Map<string, Candidate[]>();
+		todo.forEach(({ change, stored, id, actor }, i) => {
 			const { node } = change;
-			const id = change.id ?? `${node.Uuid}-${sequence(at)}`;
 			const body = JSON.stringify(stored);
-			const actor = change.by as string;
 			const entry = (ownerType: OwnerType, ownerId: string, box: BoxName): ActivityEntry => ({ key: `${id}|${ownerType}|${ownerId}|${box}`, ownerType, ownerId, box, seq: sequence(at), actor, published: at, body });
-
-			const parentUuids = await this.parentUuids(node.ds, node.path, uuidCache);
-
 			if (change.type === "delete") deleted.push(node.Uuid);
 			else entries.push(entry("NODE", node.Uuid, "outbox"));
-			for (const u of parentUuids) entries.push(entry("NODE", u, "outbox"));
+			for (const u of parentsOf[i]) entries.push(entry("NODE", u, "outbox"));
 			entries.push(entry("USER", actor, "outbox"));
-
-			// Followers: of the parents, and of the node itself unless it is new (nobody follows it yet).
-			const followed = change.type === "create" ? parentUuids : [...parentUuids, node.Uuid];
-			const subs = followed.length ? await this.deps.repo.subscriptions({ objectType: "NODE", objectIds: followed }) : [];
 			const told = new Set<string>();
-			for (const s of subs) {
+			for (const s of followed[i].flatMap((u) => subs.get(u) ?? [])) {
 				if (s.UserId === actor || told.has(s.UserId) || !s.Events.includes("change")) continue;
 				told.add(s.UserId);
-				let who = identities.get(s.UserId);
-				if (!who) identities.set(s.UserId, (who = this.deps.identityOf(s.UserId).catch(() => null)));
-				const user = await who;
-				if (!user) continue;
-				const [seen] = await this.deps.visible(user, [{ ds: node.ds, path: node.path }]).catch(() => [undefined]);
-				if (!seen?.In.length) continue;
-				const e = entry("USER", s.UserId, "inbox");
-				entries.push(e);
-				inbox.push({ key: e.key, ownerId: s.UserId, activity: this.present(stored, seen, undefined, undefined) ?? stored.activity });
+				want(wants, s.UserId, { entry: entry("USER", s.UserId, "inbox"), stored });
 			}
-		}
-		const written = await this.deps.repo.post(entries);
-		for (const u of deleted) await this.deps.repo.deleteOwner("NODE", u);
+		});
+		const inbox: Announce[] = [];
+		await this.deliver(wants, entries, inbox);
+		const written = await this.deps.repo.post(entries, deleted);
 		this.announce(inbox, written);
 		return written.length;
 	}
@@ -171,19 +222,21 @@ export class Feeds {
 	 */
 	async recordReads(reads: TreeRead[]): Promise<number> {
 		const at = this.deps.now();
-		const entries: ActivityEntry[] = [];
-		const inbox: Announce[] = [];
 		const once = new Set<string>();
-		const uuidCache = new Map<string, string | null>();
-		for (const r of reads) {
-			// One listing after another of the same folder by the same user, in a batch: one read.
+		// One listing after another of the same folder by the same user, in a batch: one read.
+		const todo = reads.filter((r) => {
 			const key = `${r.by}|${r.node.Uuid}`;
-			if (once.has(key)) continue;
+			if (once.has(key)) return false;
 			once.add(key);
-			const parentUuids = await this.parentUuids(r.node.ds, r.node.path, uuidCache);
-			const subs = await this.deps.repo.subscriptions({ objectType: "NODE", objectIds: [r.node.Uuid, ...parentUuids] });
-			const readers = [...new Set(subs.filter((s) => s.Events.includes("read") && s.UserId !== r.by).map((s) => s.UserId))];
-			if (!readers.length) continue;
+			return true;
+		});
+		const parentsOf = await this.parentsOf(todo.map((r) => r.node));
+		const followed = todo.map((r, i) => [r.node.Uuid, ...parentsOf[i]]);
+		const subs = await this.followersOf(followed.flat());
+		const wants = new Map<string, Candidate[]>();
+		todo.forEach((r, i) => {
+			const readers = new Set(followed[i].flatMap((u) => subs.get(u) ?? []).filter((s) => s.Events.includes("read") && s.UserId !== r.by).map((s) => s.UserId));
+			if (!readers.size) return;
 			const stored: StoredActivity = {
 				activity: {
 					"@context": AS_CONTEXT,
@@ -196,15 +249,13 @@ export class Feeds {
 			};
 			const body = JSON.stringify(stored);
 			for (const login of readers) {
-				const user = await this.deps.identityOf(login).catch(() => null);
-				if (!user) continue;
-				const [seen] = await this.deps.visible(user, [{ ds: r.node.ds, path: r.node.path }]).catch(() => [undefined]);
-				if (!seen?.In.length) continue;
 				const key = `${r.id}|USER|${login}|inbox`;
-				entries.push({ key, ownerType: "USER", ownerId: login, box: "inbox", seq: sequence(at), actor: r.by, published: at, body });
-				inbox.push({ key, ownerId: login, activity: this.present(stored, seen, undefined, undefined) ?? stored.activity });
+				want(wants, login, { entry: { key, ownerType: "USER", ownerId: login, box: "inbox", seq: sequence(at), actor: r.by, published: at, body }, stored });
 			}
-		}
+		});
+		const entries: ActivityEntry[] = [];
+		const inbox: Announce[] = [];
+		await this.deliver(wants, entries, inbox);
 		const written = await this.deps.repo.post(entries);
 		this.announce(inbox, written);
 		return written.length;

@@ -1,5 +1,6 @@
 // identity.changed — users, groups, roles, ACLs or workspaces changed: gateways drop cached identities and
-// access, each directory decides whether the change concerns it (UserDirectory/RoleDirectory.affectedBy).
+// access, each directory decides whether the change concerns it (UserDirectory/RoleDirectory.affectedBy). A user or
+// group change that deleted users names their logins (`deleted`): the activity feeds, kept by login, forget them.
 import type { UserChange } from "../identity/user-directory";
 
 export type IdentityChange =

@@ -99,3 +99,7 @@ export interface RegistryHolder {
 export function serviceRuns(broker: RegistryHolder, name: string): boolean {
 	return broker.registry.hasService(name, undefined as unknown as string);
 }
+/** Whether the node `nodeID` runs the service `name` (a scan of the registry: callers asking often cache it). */
+export function serviceRunsOn(broker: RegistryHolder, name: string, nodeID: string): boolean {
+	return broker.registry.hasService(name, nodeID);
+}

@@ -2,8 +2,9 @@
 // subscriptions to nodes and their read/sent markers (migration 0006). Rows are written in batches, one
 // transaction each, keyed so that the same activity posted twice to a box stays one row. Storage stays bounded:
 // `prune` drops what is older than the retention and what is beyond the newest N of each box.
-import { sql } from "kysely";
+import { sql, type Transaction } from "kysely";
 import type { Db } from "./index";
+import type { Database } from "./schema";
 import { fromJson } from "./sql";
 
 export type OwnerType = "NODE" | "USER";
@@ -44,15 +45,30 @@ function entryOf(r: { key: string; owner_type: string; owner_id: string; box: st
 	return { key: r.key, ownerType: r.owner_type as OwnerType, ownerId: r.owner_id, box: r.box as BoxName, seq: r.seq, actor: r.actor, published: Number(r.published), body: r.body };
 }
 
+/** The boxes of these owners (deleted nodes, deleted users) and the subscriptions to them; how many activities. */
+async function dropOwners(trx: Transaction<Database>, ownerType: OwnerType, ownerIds: string[]): Promise<number> {
+	let n = 0;
+	for (let i = 0; i < ownerIds.length; i += 500) {
+		const ids = ownerIds.slice(i, i + 500);
+		await trx.deleteFrom("activity_subscriptions").where("object_type", "=", ownerType).where("object_id", "in", ids).execute();
+		n += Number((await trx.deleteFrom("activities").where("owner_type", "=", ownerType).where("owner_id", "in", ids).executeTakeFirst()).numDeletedRows);
+	}
+	return n;
+}
+
 export class ActivityRepo {
 	constructor(private readonly db: Db) {}
 
-	/** Writes a batch in one transaction; the entries that were new (an already written key is skipped). */
-	async post(all: ActivityEntry[]): Promise<ActivityEntry[]> {
+	/**
+	 * Writes a batch in one transaction; the entries that were new (an already written key is skipped).
+	 * `deletedNodes` (nodes the batch deleted) lose their boxes and the subscriptions to them in the same
+	 * transaction, after the rows are written (the batch may have written to their boxes before deleting them).
+	 */
+	async post(all: ActivityEntry[], deletedNodes: string[] = []): Promise<ActivityEntry[]> {
 		const byKey = new Map<string, ActivityEntry>();
 		for (const e of all) if (!byKey.has(e.key)) byKey.set(e.key, e);
 		const entries = [...byKey.values()];
-		if (!entries.length) return [];
+		if (!entries.length && !deletedNodes.length) return [];
 		return this.db.transaction(async (trx) => {
 			const inserted = new Set<string>();
 			for (let i = 0; i < entries.length; i += 200) {
@@ -65,6 +81,7 @@ export class ActivityRepo {
 					.execute();
 				for (const r of out) inserted.add(r.key);
 			}
+			await dropOwners(trx, "NODE", [...new Set(deletedNodes)]);
 			return entries.filter((e) => inserted.has(e.key));
 		});
 	}
@@ -88,31 +105,25 @@ export class ActivityRepo {
 		return Number((await q.executeTakeFirst())?.n ?? 0);
 	}
 
-	/** Every box of an owner (a deleted node, a deleted user), and the subscriptions to it; how many rows. */
-	async deleteOwner(ownerType: OwnerType, ownerId: string): Promise<number> {
-		return this.db.transaction(async (trx) => {
-			await trx.deleteFrom("activity_subscriptions").where("object_type", "=", ownerType).where("object_id", "=", ownerId).execute();
-			return Number((await trx.deleteFrom("activities").where("owner_type", "=", ownerType).where("owner_id", "=", ownerId).executeTakeFirst()).numDeletedRows);
-		});
-	}
 
 	/**
 	 * Users whose inbox holds something newer than both their read and their digest markers (unread, not yet
-	 * mailed), with the newest sequence of their inbox: who a digest run mails.
+	 * mailed), with the newest sequence of their inbox: who a digest run mails. One statement: only those users'
+	 * rows come back, however many markers there are.
 	 */
 	async digestOwners(): Promise<{ userId: string; newest: string }[]> {
-		const rows = await this.db.kysely
-			.selectFrom("activities")
-			.select(["owner_id", (eb) => eb.fn.max("seq").as("newest")])
-			.where("owner_type", "=", "USER")
-			.where("box", "=", "inbox")
-			.groupBy("owner_id")
+		const k = this.db.kysely;
+		const seen = k.selectFrom("activity_markers").select(["user_id", (eb) => eb.fn.max("seq").as("seen")]).where("box", "in", ["lastread", "lastsent"]).groupBy("user_id").as("m");
+		const rows = await k
+			.selectFrom("activities as a")
+			.leftJoin(seen, "m.user_id", "a.owner_id")
+			.select(["a.owner_id", (eb) => eb.fn.max("a.seq").as("newest")])
+			.where("a.owner_type", "=", "USER")
+			.where("a.box", "=", "inbox")
+			.groupBy(["a.owner_id", "m.seen"])
+			.having((eb) => eb.or([eb("m.seen", "is", null), eb(eb.fn.max("a.seq"), ">", eb.ref("m.seen"))]))
 			.execute();
-		if (!rows.length) return [];
-		const markers = await this.db.kysely.selectFrom("activity_markers").select(["user_id", "box", "seq"]).where("box", "in", ["lastread", "lastsent"]).execute();
-		const seen = new Map<string, string>();
-		for (const m of markers) if ((seen.get(m.user_id) ?? "") < m.seq) seen.set(m.user_id, m.seq);
-		return rows.filter((r) => String(r.newest) > (seen.get(r.owner_id) ?? "")).map((r) => ({ userId: r.owner_id, newest: String(r.newest) }));
+		return rows.map((r) => ({ userId: r.owner_id, newest: String(r.newest) }));
 	}
 
 	async marker(userId: string, name: MarkerName): Promise<string | undefined> {
@@ -147,22 +158,38 @@ export class ActivityRepo {
 			.execute();
 	}
 
-	/** Subscriptions, filtered by objects and/or users (an empty or absent filter does not filter). */
-	async subscriptions(f: { objectType?: OwnerType; objectIds?: string[]; userIds?: string[] }): Promise<SubscriptionRecord[]> {
+	/**
+	 * Subscriptions, filtered by objects and/or users (an empty or absent filter does not filter), at most
+	 * `limit`: 10,000 unless told, null for all (the followers of a batch's nodes are all wanted).
+	 */
+	async subscriptions(f: { objectType?: OwnerType; objectIds?: string[]; userIds?: string[]; limit?: number | null }): Promise<SubscriptionRecord[]> {
 		let q = this.db.kysely.selectFrom("activity_subscriptions").selectAll();
 		if (f.objectType) q = q.where("object_type", "=", f.objectType);
 		if (f.objectIds?.length) q = q.where("object_id", "in", f.objectIds);
 		if (f.userIds?.length) q = q.where("user_id", "in", f.userIds);
-		const rows = await q.orderBy("object_id").orderBy("user_id").limit(10_000).execute();
+		q = q.orderBy("object_id").orderBy("user_id");
+		if (f.limit !== null) q = q.limit(f.limit ?? 10_000);
+		const rows = await q.execute();
 		return rows.map((r) => ({ UserId: r.user_id, ObjectType: r.object_type as OwnerType, ObjectId: r.object_id, Events: fromJson<string[]>(r.events, []) }));
 	}
 
-	/** A user's subscriptions and markers (a deleted user). */
-	async deleteUser(userId: string): Promise<void> {
-		await this.db.transaction(async (trx) => {
-			await trx.deleteFrom("activity_subscriptions").where("user_id", "=", userId).execute();
-			await trx.deleteFrom("activity_markers").where("user_id", "=", userId).execute();
-			await trx.deleteFrom("activities").where("owner_type", "=", "USER").where("owner_id", "=", userId).execute();
+	/**
+	 * What deleted users leave, as Cells clears a deleted user's activities: their inbox, outbox and markers, their
+	 * subscriptions and those to them, and the activities they authored in nodes' feeds. What they did stays in
+	 * other users' inboxes (those are the readers' notifications, and Cells keeps them too). How many activities.
+	 */
+	async deleteUsers(logins: string[]): Promise<number> {
+		const all = [...new Set(logins)];
+		if (!all.length) return 0;
+		return this.db.transaction(async (trx) => {
+			let n = await dropOwners(trx, "USER", all);
+			for (let i = 0; i < all.length; i += 500) {
+				const ids = all.slice(i, i + 500);
+				await trx.deleteFrom("activity_subscriptions").where("user_id", "in", ids).execute();
+				await trx.deleteFrom("activity_markers").where("user_id", "in", ids).execute();
+				n += Number((await trx.deleteFrom("activities").where("owner_type", "=", "NODE").where("box", "=", "outbox").where("actor", "in", ids).executeTakeFirst()).numDeletedRows);
+			}
+			return n;
 		});
 	}
 

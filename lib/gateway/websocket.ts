@@ -82,6 +82,8 @@ function wireNode(change: TreeChange, path: string, name: string, wsUuid: string
 export class EventSocket {
 	private readonly wss: WebSocketServer;
 	private readonly sessions = new Set<Session>();
+	/** The subscribed sessions by their user's login: what is for one user reaches them without a scan of all. */
+	private readonly byLogin = new Map<string, Set<Session>>();
 	private readonly pending = new Map<string, { change: TreeChange; timer: NodeJS.Timeout }>();
 	private outgoing: TreeChange[] = [];
 	private dispatching = false;
@@ -155,7 +157,25 @@ export class EventSocket {
 	private forget(s: Session): void {
 		if (s.timer) clearTimeout(s.timer);
 		if (s.idle) clearTimeout(s.idle);
+		this.setUser(s, undefined);
 		this.sessions.delete(s);
+	}
+
+	/** A session's user (none: unsubscribed), kept in the index by login. */
+	private setUser(s: Session, user: Identity | undefined): void {
+		const before = s.user?.Login;
+		s.user = user;
+		if (before === user?.Login) return;
+		if (before !== undefined) {
+			const mine = this.byLogin.get(before);
+			mine?.delete(s);
+			if (mine && !mine.size) this.byLogin.delete(before);
+		}
+		if (user) {
+			let mine = this.byLogin.get(user.Login);
+			if (!mine) this.byLogin.set(user.Login, (mine = new Set()));
+			mine.add(s);
+		}
 	}
 
 	private end(s: Session, code: number, reason: string): void {
@@ -181,7 +201,7 @@ export class EventSocket {
 			return this.refuse(s, "invalid message: not JSON");
 		}
 		if (msg?.["@type"] === "unsubscribe") {
-			s.user = undefined;
+			this.setUser(s, undefined);
 			s.token = undefined;
 			this.expectSubscribe(s);
 			return;
@@ -189,7 +209,10 @@ export class EventSocket {
 		if (msg?.["@type"] !== "subscribe") return;
 		if (typeof msg.jwt !== "string" || !msg.jwt) return this.refuse(s, "empty jwt");
 		try {
-			s.user = await this.deps.identity(msg.jwt, s.ip);
+			const user = await this.deps.identity(msg.jwt, s.ip);
+			// Closed while its token was checked: nothing to index.
+			if (!this.sessions.has(s)) return;
+			this.setUser(s, user);
 			s.token = msg.jwt;
 			this.loadWorkspaces(s);
 		} catch (e) {
@@ -197,10 +220,11 @@ export class EventSocket {
 		}
 	}
 
-	/** Sessions with a user whose token is still valid. */
-	private live(): (Session & { user: Identity })[] {
+	/** Sessions with a user whose token is still valid: all of them, or those of one login. */
+	private live(login?: string): (Session & { user: Identity })[] {
 		const now = Date.now() / 1000;
-		return [...this.sessions].filter((s): s is Session & { user: Identity } => !!s.user && (!s.user.ExpiresAt || s.user.ExpiresAt > now));
+		const among = login === undefined ? this.sessions : (this.byLogin.get(login) ?? []);
+		return [...among].filter((s): s is Session & { user: Identity } => !!s.user && (!s.user.ExpiresAt || s.user.ExpiresAt > now));
 	}
 
 	private send(s: Session, message: string): void {
@@ -337,12 +361,13 @@ export class EventSocket {
 		const owner = ev.task.TriggerOwner;
 		if (typeof owner !== "string") return;
 		const text = JSON.stringify({ TaskUpdated: ev.task, Job: ev.job });
-		for (const s of this.live()) if (s.user.Login === owner || (owner === SYSTEM_USER && isAdmin(s.user))) this.send(s, text);
+		for (const s of owner === SYSTEM_USER ? this.live().filter((x) => isAdmin(x.user)) : this.live(owner)) this.send(s, text);
 	}
 
 	activityPosted(items: { ownerId: string; activity: ActivityObject }[]): void {
 		for (const { ownerId, activity } of items) {
-			const sessions = this.live().filter((s) => s.user.Login === ownerId && activity.actor?.id !== ownerId);
+			if (activity.actor?.id === ownerId) continue;
+			const sessions = this.live(ownerId);
 			if (!sessions.length) continue;
 			const a: ActivityObject = structuredClone(activity);
 			for (const o of [a.object, a.origin, a.target]) if (o?.name) o.name = baseName(o.name);
@@ -417,8 +442,8 @@ export class EventSocket {
 			if (!token || !s.user || !which(s)) continue;
 			this.deps.identity(token, s.ip).then(
 				(user) => {
-					if (s.token !== token) return;
-					s.user = user;
+					if (s.token !== token || !this.sessions.has(s)) return;
+					this.setUser(s, user);
 					this.loadWorkspaces(s);
 				},
 				(e: Error & { code?: number }) => {

@@ -23,8 +23,17 @@ export interface UserStore {
 	deleteGroupTree(fullPath: string): Promise<UserDoc[]>;
 }
 
-/** What changed, for the `identity.changed` broadcast. */
-export type UserChange = { kind: "user"; uuid: string } | { kind: "group"; path: string };
+/**
+ * What changed, for the `identity.changed` broadcast. `deleted`: the logins of the users the change deleted (a
+ * user, or those of a group's tree), which services that keep data by login (activity feeds) need once the
+ * records are gone.
+ */
+export type UserChange = { kind: "user"; uuid: string; deleted?: string[] } | { kind: "group"; path: string; deleted?: string[] };
+
+/** The logins of the users (not the groups) among deleted records. */
+function loginsOf(docs: UserDoc[]): string[] {
+	return docs.flatMap((d) => (!d.IsGroup && d.Login !== undefined ? [d.Login] : []));
+}
 
 interface Snapshot {
 	list: UserDoc[];
@@ -151,7 +160,7 @@ export class UserDirectory {
 	async delete(u: UserDoc): Promise<boolean> {
 		const deleted = await this.store.delete(u.Uuid);
 		this.invalidate();
-		if (deleted) await this.changed({ kind: "user", uuid: u.Uuid });
+		if (deleted) await this.changed({ kind: "user", uuid: u.Uuid, deleted: loginsOf([u]) });
 		return deleted;
 	}
 
@@ -159,7 +168,7 @@ export class UserDirectory {
 	async deleteGroupTree(path: string): Promise<UserDoc[]> {
 		const victims = await this.store.deleteGroupTree(path);
 		this.invalidate();
-		await this.changed({ kind: "group", path });
+		await this.changed({ kind: "group", path, deleted: loginsOf(victims) });
 		return victims;
 	}
 }

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { KyselyPlugin } from "kysely";
 import { Client } from "pg";
 import { openDatabase, type Db, type OpenOptions, type TaskRecord } from "../../lib/db";
 
@@ -168,4 +169,33 @@ export async function freshPostgres(ctx: Mocha.Context): Promise<{ url: string; 
 /** A task as the jobs service writes one, queued for alice; `over` changes what a test needs. */
 export function taskRecord(id: string, jobId: string, created: number, over: Partial<TaskRecord> = {}): TaskRecord {
 	return { id, JobID: jobId, Owner: "alice", Status: "Queued", StatusMessage: "", TriggerOwner: "alice", Progress: 0, HasProgress: true, CanStop: true, CanPause: false, Node: "", Created: created, ...over };
+}
+
+/**
+ * The same database, counting the statements run through it (transactions' own included): what a query-count
+ * test measures. `reset()` starts the count again.
+ */
+export function countingStatements(db: Db): { db: Db; readonly count: number; reset(): void } {
+	let count = 0;
+	const plugin: KyselyPlugin = {
+		transformQuery: (args) => args.node,
+		transformResult: async (args) => {
+			count++;
+			return args.result;
+		},
+	};
+	const counted: Db = {
+		dialect: db.dialect,
+		kysely: db.kysely.withPlugin(plugin),
+		transaction: (fn) => db.transaction((trx) => fn(trx.withPlugin(plugin))),
+		location: db.location,
+		close: () => db.close(),
+	};
+	return {
+		db: counted,
+		get count() {
+			return count;
+		},
+		reset: () => void (count = 0),
+	};
 }

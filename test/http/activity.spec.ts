@@ -1,10 +1,14 @@
 // Activity feeds over HTTP: a folder followed by bob shows alice's upload in bob's inbox (unread until he reads
 // it), the folder's own feed and alice's outbox show it, a user denied the folder sees nothing of it, and the
-// requests Cells refuses are refused.
+// requests Cells refuses are refused. A deleted user's activities go; the service asks the registry which nodes run it
+// once per registry change.
 import assert from "node:assert/strict";
 import { S3Client, PutObjectCommand } from "@aws-sdk/client-s3";
 import { startNode, type TestNode } from "../helpers/node";
+import type { Context } from "moleculer";
 import { addUser } from "../helpers/users";
+import { until } from "../helpers/poll";
+import type { ActivityRepo } from "../../lib/db/activity";
 
 describe("HTTP: activity feeds", function () {
 	this.timeout(60_000);
@@ -150,6 +154,47 @@ describe("HTTP: activity feeds", function () {
 		assert.equal((await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/team/*"] }, bob)).status, 200);
 		await flush();
 		assert.equal((await stream({ Context: "USER_ID", ContextData: "bob", UnreadCountOnly: true }, bob)).body.totalItems, undefined);
+	});
+
+	it("forgets what a deleted user leaves, as Cells does, and keeps what others were told of them", async () => {
+		const dave = await addUser(node, admin, "dave", "User-Pass-12345");
+		assert.equal((await node.api("POST", "/a/activity/subscribe", { UserId: "dave", ObjectId: folder, Events: ["change"] }, dave)).status, 200);
+		await s3(dave).send(new PutObjectCommand({ Bucket: "io", Key: "common-files/team/dave.txt", Body: "hello" }));
+		await s3(alice).send(new PutObjectCommand({ Bucket: "io", Key: "common-files/team/for-dave.txt", Body: "hi" }));
+		await flush();
+		assert.equal((await stream({ Context: "USER_ID", ContextData: "dave", BoxName: "inbox" }, dave)).body.items.length, 1);
+		const feedNames = async () => ((await stream({ Context: "NODE_ID", ContextData: folder, Limit: 100 }, admin)).body.items ?? []).map((i: { actor: { id: string } }) => i.actor.id);
+		assert.ok((await feedNames()).includes("dave"));
+		const activity = node.broker.getLocalService("activity") as unknown as { repo: ActivityRepo };
+		assert.ok(await activity.repo.marker("dave", "lastread"));
+
+		assert.equal((await node.api("DELETE", "/a/user/dave", undefined, admin)).status, 200);
+		await until("dave's subscriptions to go", async () => (Object.keys(await node.broker.call("activity.followed", { UserId: "dave", ObjectIds: [folder] })).length ? undefined : true));
+		await until("dave's feeds to go", async () => ((await feedNames()).includes("dave") ? undefined : true));
+		for (const BoxName of ["inbox", "outbox"]) assert.equal((await stream({ Context: "USER_ID", ContextData: "dave", BoxName }, admin)).body.items, undefined, BoxName);
+		assert.equal(await activity.repo.marker("dave", "lastread"), undefined);
+		// Bob was told of dave's file: that stays in his inbox.
+		const bobs = (await stream({ Context: "USER_ID", ContextData: "bob", BoxName: "inbox", Limit: 100 }, bob)).body.items as { actor: { id: string } }[];
+		assert.ok(bobs.some((a) => a.actor.id === "dave"));
+	});
+
+	it("asks the registry which nodes run the service once per registry change, not at every broadcast", async () => {
+		const svc = node.broker.getLocalService("activity") as unknown as { handles(ctx: Partial<Context>): boolean };
+		const registry = node.broker.registry as unknown as { hasService(name: string, nodeID?: string): boolean };
+		const real = registry.hasService;
+		let asked = 0;
+		registry.hasService = (name, nodeID) => (name === "activity" && asked++, real.call(registry, name, nodeID));
+		try {
+			const from = (nodeID: string) => ({ nodeID, eventType: "broadcast" }) as unknown as Context;
+			for (let i = 0; i < 100; i++) assert.equal(svc.handles(from("elsewhere")), true);
+			assert.equal(svc.handles(from(node.broker.nodeID)), true);
+			assert.equal(asked, 1);
+			await node.broker.broadcastLocal("$services.changed", { localService: false });
+			assert.equal(svc.handles(from("elsewhere")), true);
+			assert.equal(asked, 2);
+		} finally {
+			registry.hasService = real;
+		}
 	});
 
 	it("refuses what Cells refuses", async () => {

@@ -7,20 +7,21 @@ import { Feeds, type FeedsDeps } from "../../lib/activity/feeds";
 import { compileFilter } from "../../lib/activity/filter";
 import { Batcher } from "../../lib/activity/batcher";
 import type { Identity } from "../../lib/auth/identity";
-import type { TreeChange } from "../../lib/contracts/tree";
-import { onEveryBackend } from "../helpers/db";
+import type { TreeChange, TreeRead } from "../../lib/contracts/tree";
+import { countingStatements, onEveryBackend } from "../helpers/db";
 
 const person = (login: string): Identity => ({ Uuid: `u-${login}`, Login: login, Profile: "standard", GroupPath: "/", Roles: [`u-${login}`], TokenKind: "session", ExpiresAt: 0 });
-const UUIDS: Record<string, string> = { "": "root", team: "n-team", "team/sub": "n-sub" };
+const UUIDS: Record<string, string> = { "": "root", team: "n-team", "team/sub": "n-sub", big: "n-big" };
 
 onEveryBackend("Feeds", (h) => {
 	let feeds: Feeds;
 	let repo: ActivityRepo;
 	let posted: { ownerId: string; activity: { type?: string } }[];
 	const hidden = new Set<string>(["dan"]);
+	let deps: FeedsDeps;
 	before(() => {
 		posted = [];
-		const deps: FeedsDeps = {
+		deps = {
 			repo: (repo = new ActivityRepo(h().db)),
 			// Everyone reads everything in workspace "ws" (datasource ds), but dan.
 			visible: async (user, nodes) =>
@@ -93,6 +94,58 @@ onEveryBackend("Feeds", (h) => {
 		// Without events: unsubscribed, whatever the node.
 		assert.deepEqual(await feeds.subscribe(person("dan"), { UserId: "dan", ObjectId: "n-team", Events: [] }), { UserId: "dan", ObjectType: "NODE", ObjectId: "n-team", Events: [] });
 		assert.deepEqual((await feeds.searchSubscriptions(person("dan"), {})).length, 0);
+	});
+
+	/** Feeds over the same fakes, counting the SQL statements and the calls to the tree and the users. */
+	function counted() {
+		const sql = countingStatements(h().db);
+		const calls = { visible: 0, uuidsAt: 0, identityOf: 0 };
+		const items: { ownerId: string }[] = [];
+		const f = new Feeds({
+			...deps,
+			repo: new ActivityRepo(sql.db),
+			visible: (u, n) => (calls.visible++, deps.visible(u, n)),
+			uuidsAt: (ds, p) => (calls.uuidsAt++, deps.uuidsAt(ds, p)),
+			identityOf: (l) => (calls.identityOf++, deps.identityOf(l)),
+			posted: (i) => items.push(...i),
+		});
+		return { f, sql, calls, items };
+	}
+
+	it("writes a batch of 200 changes in a few statements, with one lookup and one tree call per follower", async () => {
+		for (const who of ["bob", "carol", "erin", "dan", "ghost"]) await repo.subscribe({ UserId: who, ObjectType: "NODE", ObjectId: "n-big", Events: ["change"] });
+		await repo.subscribe({ UserId: "frank", ObjectType: "NODE", ObjectId: "n-big", Events: ["read"] });
+		const batch: TreeChange[] = [];
+		for (let i = 0; i < 180; i++) batch.push(change(`b${i}`, "create", `big/f${i}.txt`, "alice"));
+		for (let i = 0; i < 20; i++) batch.push(change(`d${i}`, "delete", `big/f${i}.txt`, "alice"));
+		const { f, sql, calls, items } = counted();
+		const written = await f.recordTreeChanges(batch);
+		// Each change: its node (not for a delete), 2 parents, the author; and bob, carol and erin's inboxes.
+		assert.equal(written, 180 * 7 + 20 * 6);
+		// One subscriptions query, the inserts (200 rows each), the deleted nodes' boxes and subscriptions: one
+		// transaction. Before, each change queried the subscriptions and each follower was asked per change.
+		assert.equal(sql.count, 1 + Math.ceil(written / 200) + 2);
+		// The followers (dan cannot read, ghost is unknown) are looked up once, asked once; the parents in one call.
+		assert.deepEqual(calls, { visible: 4, uuidsAt: 1, identityOf: 5 });
+		assert.deepEqual([...new Set(items.map((i) => i.ownerId))].sort(), ["bob", "carol", "erin"]);
+		assert.equal(items.length, 600);
+		// The deleted nodes' boxes are gone, the others' stay.
+		assert.equal(await repo.count("NODE", "n-big/f0.txt", "outbox"), 0);
+		assert.equal(await repo.count("NODE", "n-big/f20.txt", "outbox"), 1);
+		assert.equal(await repo.count("NODE", "n-big", "outbox"), 200);
+	});
+
+	it("writes a batch of reads with one lookup and one tree call per follower of \"read\"", async () => {
+		await repo.subscribe({ UserId: "bob", ObjectType: "NODE", ObjectId: "n-big", Events: ["read", "change"] });
+		const reads: TreeRead[] = [];
+		for (let i = 20; i < 70; i++) reads.push({ id: `r${i}`, by: "alice", node: change("", "create", `big/f${i}.txt`).node });
+		// The same listing twice in a batch is one read.
+		reads.push({ ...reads[0], id: "r-again" });
+		const { f, sql, calls, items } = counted();
+		assert.equal(await f.recordReads(reads), 100);
+		assert.equal(sql.count, 1 + 1);
+		assert.deepEqual(calls, { visible: 2, uuidsAt: 1, identityOf: 2 });
+		assert.deepEqual([...new Set(items.map((i) => `${i.ownerId}`))].sort(), ["bob", "frank"]);
 	});
 });
 

@@ -1,9 +1,9 @@
 // ActivityRepo on SQLite and PostgreSQL: boxes read newest first and page, a key is written once, counts and
-// markers (moving forward only), who a digest mails, subscriptions (upsert, removal by empty events, filters), owner deletion and
-// the pruning by age and by size.
+// markers (moving forward only), who a digest mails (in one statement), subscriptions (upsert, removal by empty events,
+// filters), deleted nodes (in the batch's transaction) and deleted users, and the pruning by age and by size.
 import assert from "node:assert/strict";
 import { ActivityRepo, sequence, type ActivityEntry } from "../../lib/db/activity";
-import { onEveryBackend } from "../helpers/db";
+import { countingStatements, onEveryBackend } from "../helpers/db";
 
 function entry(key: string, ownerId: string, ms: number, over: Partial<ActivityEntry> = {}): ActivityEntry {
 	return { key, ownerType: "USER", ownerId, box: "inbox", seq: sequence(ms), actor: "alice", published: ms, body: JSON.stringify({ type: "Create", n: key }), ...over };
@@ -55,6 +55,16 @@ onEveryBackend("ActivityRepo", (h) => {
 		assert.equal(owners[1].newest, dan.seq);
 		await repo.setMarker("dan", "lastread", dan.seq);
 		assert.deepEqual((await repo.digestOwners()).map((o) => o.userId), ["bob"]);
+		// A digest mailed after the last read counts as well: erin's newer row makes her due again, until it is sent.
+		const erin2 = entry("e2|erin|inbox", "erin", 7000);
+		await repo.post([erin2]);
+		await repo.setMarker("erin", "lastread", erin.seq);
+		assert.deepEqual((await repo.digestOwners()).map((o) => o.userId).sort(), ["bob", "erin"]);
+		await repo.setMarker("erin", "lastsent", erin2.seq);
+		// One statement, and only the users due come back (the SQL filters, not the caller).
+		const counter = countingStatements(h().db);
+		assert.deepEqual((await new ActivityRepo(counter.db).digestOwners()).map((o) => o.userId), ["bob"]);
+		assert.equal(counter.count, 1);
 	});
 
 	it("stores, updates, filters and removes subscriptions", async () => {
@@ -65,23 +75,60 @@ onEveryBackend("ActivityRepo", (h) => {
 			{ UserId: "bob", ObjectType: "NODE", ObjectId: "n1", Events: ["read", "change"] },
 			{ UserId: "carol", ObjectType: "NODE", ObjectId: "n1", Events: ["change"] },
 		]);
+		// A listing is bounded unless told otherwise (a batch's followers are all wanted).
+		assert.deepEqual((await repo.subscriptions({ objectIds: ["n1", "n2"], limit: 2 })).map((s) => s.UserId), ["bob", "carol"]);
+		assert.equal((await repo.subscriptions({ objectIds: ["n1", "n2"], limit: null })).length, 3);
 		await repo.subscribe({ UserId: "bob", ObjectType: "NODE", ObjectId: "n1", Events: ["read"] });
 		assert.deepEqual((await repo.subscriptions({ userIds: ["bob"] })).map((s) => [s.ObjectId, s.Events]), [["n1", ["read"]], ["n2", ["change"]]]);
 		await repo.subscribe({ UserId: "bob", ObjectType: "NODE", ObjectId: "n1", Events: [] });
 		assert.deepEqual((await repo.subscriptions({ userIds: ["bob"] })).map((s) => s.ObjectId), ["n2"]);
 	});
 
-	it("deletes an owner's boxes, and a user's rows, subscriptions and markers", async () => {
-		await repo.post([entry("k1|n9|outbox", "n9", 1000, { ownerType: "NODE", box: "outbox" }), entry("k2|n9|outbox", "n9", 1001, { ownerType: "NODE", box: "outbox" })]);
+	it("drops the boxes of nodes a batch deleted, and the subscriptions to them, in the batch's transaction", async () => {
+		await repo.post([entry("k1|n9|outbox", "n9", 1000, { ownerType: "NODE", box: "outbox" })]);
 		await repo.subscribe({ UserId: "carol", ObjectType: "NODE", ObjectId: "n9", Events: ["change"] });
-		assert.equal(await repo.deleteOwner("NODE", "n9"), 2);
-		assert.deepEqual(await repo.subscriptions({ objectIds: ["n9"] }), []);
+		await repo.subscribe({ UserId: "carol", ObjectType: "NODE", ObjectId: "n8", Events: ["change"] });
+		// The batch writes to n9's box, then deletes n9 (and n8): nothing of theirs is left, the parent's row stays.
+		const written = await repo.post([entry("k2|n9|outbox", "n9", 1001, { ownerType: "NODE", box: "outbox" }), entry("k2|n7|outbox", "n7", 1001, { ownerType: "NODE", box: "outbox" })], ["n9", "n8", "n9"]);
+		assert.deepEqual(written.map((e) => e.key), ["k2|n9|outbox", "k2|n7|outbox"]);
 		assert.equal(await repo.count("NODE", "n9", "outbox"), 0);
-		await repo.deleteUser("bob");
-		assert.equal(await repo.count("USER", "bob", "inbox"), 0);
-		assert.equal(await repo.marker("bob", "lastread"), undefined);
-		assert.deepEqual(await repo.subscriptions({ userIds: ["bob"] }), []);
-		assert.equal((await repo.subscriptions({ userIds: ["carol"] })).length, 1);
+		assert.equal(await repo.count("NODE", "n7", "outbox"), 1);
+		assert.deepEqual(await repo.subscriptions({ objectIds: ["n9", "n8"] }), []);
+		// Deletions alone are a batch too.
+		await repo.subscribe({ UserId: "carol", ObjectType: "NODE", ObjectId: "n7", Events: ["change"] });
+		assert.deepEqual(await repo.post([], ["n7"]), []);
+		assert.equal(await repo.count("NODE", "n7", "outbox"), 0);
+		assert.deepEqual(await repo.subscriptions({ objectIds: ["n7"] }), []);
+	});
+
+	it("deletes what deleted users leave, as Cells does, and keeps their activities in others' inboxes", async () => {
+		const counter = countingStatements(h().db);
+		const counted = new ActivityRepo(counter.db);
+		await repo.post([
+			entry("g1|gus|inbox", "gus", 1000, { actor: "hal" }),
+			entry("g2|gus|outbox", "gus", 1000, { box: "outbox", actor: "gus" }),
+			entry("g2|n5|outbox", "n5", 1000, { ownerType: "NODE", box: "outbox", actor: "gus" }),
+			entry("h1|n5|outbox", "n5", 1001, { ownerType: "NODE", box: "outbox", actor: "hal" }),
+			entry("g2|hal|inbox", "hal", 1000, { actor: "gus" }),
+			entry("i1|ivy|outbox", "ivy", 1000, { box: "outbox", actor: "ivy" }),
+		]);
+		await repo.setMarker("gus", "lastread", "0000000001000");
+		await repo.setMarker("ivy", "lastsent", "0000000001000");
+		await repo.subscribe({ UserId: "gus", ObjectType: "NODE", ObjectId: "n5", Events: ["change"] });
+		await repo.subscribe({ UserId: "hal", ObjectType: "USER", ObjectId: "gus", Events: ["change"] });
+		await repo.subscribe({ UserId: "hal", ObjectType: "NODE", ObjectId: "n5", Events: ["change"] });
+		counter.reset();
+		assert.equal(await counted.deleteUsers(["gus", "ivy", "gus"]), 4);
+		// One transaction of a few statements, whatever the number of users (under 500).
+		assert.ok(counter.count <= 6, `${counter.count} statements`);
+		for (const [type, id, box] of [["USER", "gus", "inbox"], ["USER", "gus", "outbox"], ["USER", "ivy", "outbox"]] as const) assert.equal(await repo.count(type, id, box), 0);
+		assert.deepEqual((await repo.list("NODE", "n5", "outbox", { limit: 10 })).map((e) => e.key), ["h1|n5|outbox"]);
+		assert.equal(await repo.count("USER", "hal", "inbox"), 1);
+		assert.equal(await repo.marker("gus", "lastread"), undefined);
+		assert.equal(await repo.marker("ivy", "lastsent"), undefined);
+		assert.deepEqual((await repo.subscriptions({})).filter((s) => s.UserId === "gus" || s.ObjectId === "gus"), []);
+		assert.deepEqual((await repo.subscriptions({ userIds: ["hal"] })).map((s) => s.ObjectId), ["n5"]);
+		assert.equal(await repo.deleteUsers([]), 0);
 	});
 
 	it("prunes by age and keeps at most N rows per box, the newest", async () => {

@@ -33,8 +33,10 @@ class FakeUsers implements UserStore {
 	async delete(uuid: string) {
 		return this.docs.delete(uuid);
 	}
-	async deleteGroupTree() {
-		return [];
+	async deleteGroupTree(path: string) {
+		const victims = [...this.docs.values()].filter((d) => d.GroupPath === path || d.GroupPath.startsWith(`${path}/`) || (d.IsGroup && `${d.GroupPath.replace(/\/$/, "")}/${d.GroupLabel}` === path));
+		for (const v of victims) this.docs.delete(v.Uuid);
+		return victims;
 	}
 }
 
@@ -81,6 +83,22 @@ describe("UserDirectory", () => {
 		assert.deepEqual(changes, [{ kind: "user", uuid: "u-bob" }]);
 		assert.equal((await dir.byLogin("bob"))?.LoginGuard?.LockedUntil, 1);
 		assert.equal(store.loads, loads + 1);
+	});
+
+	it("names the logins a deletion removed (services keyed by login forget them), users only", async () => {
+		const store = new FakeUsers();
+		const changes: UserChange[] = [];
+		const dir = new UserDirectory(store, async (c) => void changes.push(c));
+		await dir.create({ Uuid: "g-ops", IsGroup: true, GroupPath: "/", GroupLabel: "ops", Attributes: {}, Roles: [], Policies: [] });
+		for (const u of [user("gus", "/ops"), user("hal", "/ops"), user("ivy")]) await dir.create(u);
+		changes.length = 0;
+		assert.equal(await dir.delete(user("ivy")), true);
+		assert.equal(await dir.delete(user("ivy")), false);
+		await dir.deleteGroupTree("/ops");
+		assert.deepEqual(changes, [
+			{ kind: "user", uuid: "u-ivy", deleted: ["ivy"] },
+			{ kind: "group", path: "/ops", deleted: ["gus", "hal"] },
+		]);
 	});
 
 	it("refuses a member of a group that does not exist (400) and keeps nothing cached of it", async () => {

@@ -1,6 +1,6 @@
 // lib/gateway/websocket without a broker: a real HTTP server and client sockets, the identity and the tree faked.
-// Updates of one node merge, a session's messages are rate-limited with a bounded queue, a token that stops
-// resolving closes its session.
+// Updates of one node merge, a session's messages are rate-limited with a bounded queue, inbox activities reach
+// their owner's sessions (found by login), a token that stops resolving closes its session.
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,6 +23,7 @@ describe("websocket sessions (lib/gateway/websocket)", () => {
 		server = createServer((_req, res) => res.end());
 		sockets = new EventSocket({
 			identity: async (token) => {
+				if (token.startsWith("as-")) return person(token.slice(3));
 				if (!valid.has(token)) throw Object.assign(new Error("bad token"), { code: 401 });
 				return person("bob");
 			},
@@ -47,13 +48,13 @@ describe("websocket sessions (lib/gateway/websocket)", () => {
 		await new Promise((r) => server.close(r));
 	});
 
-	async function client(): Promise<{ ws: WebSocket; got: Record<string, any>[] }> {
+	async function client(jwt = "good"): Promise<{ ws: WebSocket; got: Record<string, any>[] }> {
 		const ws = new WebSocket(url);
 		clients.push(ws);
 		const got: Record<string, any>[] = [];
 		ws.on("message", (d) => got.push(JSON.parse(d.toString())));
 		await new Promise<void>((r) => ws.once("open", () => r()));
-		ws.send(JSON.stringify({ "@type": "subscribe", jwt: "good" }));
+		ws.send(JSON.stringify({ "@type": "subscribe", jwt }));
 		await new Promise((r) => setTimeout(r, 50));
 		return { ws, got };
 	}
@@ -82,6 +83,28 @@ describe("websocket sessions (lib/gateway/websocket)", () => {
 		assert.deepEqual(c.got.slice(10).map((m) => m.Source.Path), ["ws/d17.txt", "ws/d18.txt", "ws/d19.txt"]);
 		assert.equal(c.got[0].Type, "DELETE");
 		c.ws.close();
+	});
+
+	it("pushes an inbox activity to its owner's sessions only, as they subscribe, move and close", async () => {
+		const [bob1, bob2, carol, dave, erin] = await Promise.all([client(), client(), client("as-carol"), client("as-dave"), client("as-erin")]);
+		dave.ws.send(JSON.stringify({ "@type": "unsubscribe" }));
+		// Erin's session subscribes again as frank: it is frank's now.
+		erin.ws.send(JSON.stringify({ "@type": "subscribe", jwt: "as-frank" }));
+		await new Promise((r) => setTimeout(r, 50));
+		const by = (owner: string, actor = "alice") => ({ ownerId: owner, activity: { type: "Create", actor: { type: "Person", id: actor }, object: { type: "Document", name: "ws/a/b.txt" } } });
+		sockets.activityPosted(["bob", "carol", "dave", "erin", "frank", "zed"].map((o) => by(o, o === "carol" ? "carol" : "alice")));
+		await new Promise((r) => setTimeout(r, 50));
+		const owners = (c: { got: Record<string, any>[] }) => c.got.filter((m) => m.JsonType === "activity").map((m) => m.OwnerId);
+		assert.deepEqual([bob1, bob2, carol, dave, erin].map(owners), [["bob"], ["bob"], [], [], ["frank"]]);
+		assert.equal(bob1.got[0].Activity.object.name, "b.txt");
+		const closed = new Promise((r) => bob2.ws.once("close", r));
+		bob2.ws.close();
+		await closed;
+		await new Promise((r) => setTimeout(r, 20));
+		sockets.activityPosted([by("bob")]);
+		await new Promise((r) => setTimeout(r, 50));
+		assert.deepEqual([bob1, bob2].map((c) => owners(c).length), [2, 1]);
+		for (const c of [bob1, carol, dave, erin]) c.ws.close();
 	});
 
 	it("closes a session whose token no longer resolves", async () => {
