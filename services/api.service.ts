@@ -10,6 +10,7 @@
  * Also answers GET /healthz and /readyz (anonymous: lib/gateway/health) and, with METRICS=true, GET /metrics
  * (Prometheus: lib/metrics/gateway-metrics). Emits nothing.
  */
+
 import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway, { type ApiSettingsSchema, type ApiRouteSchema } from "moleculer-web";
 import type { IncomingMessage, ServerResponse } from "node:http";

@@ -6,6 +6,7 @@
  * the user's `avatar` attribute, as Cells does. Consumes `identity.changed` (a deleted user's
  * avatar is removed). Emits nothing.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Readable } from "node:stream";
 import { DatabaseMixin } from "../mixins/database.mixin";

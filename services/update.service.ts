@@ -5,6 +5,7 @@
  * nodes) and `PUT /license/update` (refused: Cellar is AGPL-3.0 and takes no license key). Owns no data; reads
  * counts from the store (lib/db/stats). Emits and consumes nothing.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import type { Db } from "../lib/db";
