@@ -7,6 +7,7 @@ import { until } from "../helpers/poll";
 import { Relay } from "../helpers/smtp";
 import { addUsers, type TestUser } from "../helpers/users";
 import type { PublicLinkInfo } from "../../lib/contracts/share";
+import { LINK_RESTRICTED_CODE } from "../../lib/share/minisite";
 
 describe("HTTP: share invitations by mail and what links enforce", function () {
 	this.timeout(60_000);
@@ -70,6 +71,7 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 		const none = await visit(restricted);
 		assert.equal(none.status, 401);
 		assert.match(none.text, /restricted to the users it was sent to/);
+		assert.equal(none.body.Code, LINK_RESTRICTED_CODE, "the page decides on the Code");
 		assert.equal((await visit(restricted, { u: "someone-else" })).status, 401);
 		const ok = await visit(restricted, { u: "bob@example.com" });
 		assert.equal(ok.status, 200, ok.text);
