@@ -7,41 +7,19 @@ import { isLogLevel } from "./lib/logs/model";
 import { AdjustableConsoleLogger } from "./lib/config-tree/log-level";
 import { replCommands } from "./lib/repl/custom-commands";
 import { serveMetricsPort } from "./lib/metrics/port";
+import { clusterBrokerOptions } from "./lib/cluster/broker-options";
 
 const cfg = loadConfig();
 let stopMetricsPort: (() => Promise<void>) | undefined;
 
 const config: BrokerOptions = {
-	namespace: cfg.namespace,
+	...clusterBrokerOptions(cfg),
 	nodeID: cfg.nodeId || undefined,
-	transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
 	// The console (LOG_LEVEL) and the cluster's log (LOG_SHIP_LEVEL, read with POST /a/log/sys); PUT
 	// /a/config/services/config {"logLevel"} sets the level of both, on every node, without a restart. Moleculer takes
 	// logger instances in the array (LoggerFactory resolves each entry); its typings only list configurations.
 	logger: [isLogLevel(cfg.logLevel) ? new AdjustableConsoleLogger({ level: cfg.logLevel, formatter: "short" }) : null, shipperFor(cfg)].filter((l) => l !== null) as unknown as BrokerOptions["logger"],
 	logLevel: cfg.logLevel === "silent" ? undefined : (cfg.logLevel as BrokerOptions["logLevel"]),
-	serializer: "JSON",
-	requestTimeout: cfg.requestTimeout,
-	// Retries are opt-in per action (`retryPolicy: { enabled: true }` on reads): a write is never replayed.
-	retryPolicy: {
-		enabled: false,
-		retries: 3,
-		delay: 100,
-		maxDelay: 1000,
-		factor: 2,
-		check: (err: Error) => !!(err as { retryable?: boolean }).retryable,
-	},
-	registry: { strategy: "RoundRobin", preferLocal: true },
-	heartbeatInterval: cfg.heartbeatInterval,
-	heartbeatTimeout: cfg.heartbeatTimeout,
-	circuitBreaker: {
-		enabled: true,
-		threshold: 0.5,
-		minRequestCount: 20,
-		windowTime: 60,
-		halfOpenTime: 10_000,
-		check: (err: Error) => ((err as unknown as { code?: number }).code ?? 500) >= 500,
-	},
 	// METRICS=true: collected here, served by the gateway at GET /metrics (lib/metrics/gateway-metrics) in
 	// Prometheus' format; on METRICS_PORT too when given (lib/metrics/port: a node without a gateway).
 	metrics: { enabled: cfg.metrics },
@@ -52,7 +30,6 @@ const config: BrokerOptions = {
 		await stopMetricsPort?.();
 	},
 	tracing: { enabled: false },
-	validator: true,
 	// `npm run dev` (--repl): Cellar's commands (lib/repl) inside the node; `npm run repl` joins a cluster instead.
 	replOptions: { delimiter: "cellar $", customCommands: replCommands() },
 	errorHandler(err, info) {

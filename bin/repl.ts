@@ -1,10 +1,12 @@
-// `npm run repl`: a broker that joins the running cluster (same NAMESPACE and TRANSPORTER as its nodes, the same
-// serializer as moleculer.config.ts), runs no service, and opens moleculer-repl with Cellar's commands (users, tree
-// ls/stat, datasources, jobs, peers, config get/set: lib/repl) next to moleculer-repl's own (nodes, services,
-// call…). A node started without TRANSPORTER has no transporter to join: its REPL is `npm run dev` (--repl).
+// `npm run repl`: a broker that joins the running cluster (NAMESPACE, TRANSPORTER, serializer and timeouts as
+// its nodes have them: lib/cluster/broker-options), runs no service, and opens moleculer-repl with Cellar's
+// commands (users, tree ls/stat, datasources, jobs, peers, config get/set: lib/repl) next to moleculer-repl's own
+// (nodes, services, call…). A node started without TRANSPORTER has no transporter to join: its REPL is
+// `npm run dev` (--repl).
 import { hostname } from "node:os";
-import { ServiceBroker, type BrokerOptions } from "moleculer";
+import { ServiceBroker } from "moleculer";
 import { parseConfig } from "../lib/config";
+import { clusterBrokerOptions } from "../lib/cluster/broker-options";
 import { idle, replCommands } from "../lib/repl/custom-commands";
 
 async function main(): Promise<void> {
@@ -24,13 +26,8 @@ async function main(): Promise<void> {
 	}
 	const self = `repl-${hostname()}-${process.pid}`;
 	const broker = new ServiceBroker({
-		namespace: cfg.namespace,
+		...clusterBrokerOptions(cfg),
 		nodeID: self,
-		transporter: cfg.transporter as BrokerOptions["transporter"],
-		serializer: "JSON",
-		requestTimeout: cfg.requestTimeout,
-		heartbeatInterval: cfg.heartbeatInterval,
-		heartbeatTimeout: cfg.heartbeatTimeout,
 		// The REPL's own chatter would interleave with the answers: only problems are shown.
 		logger: { type: "Console", options: { level: "warn", formatter: "short" } },
 		replOptions: { delimiter: "cellar $", customCommands: replCommands(self) },

@@ -6,6 +6,7 @@
  * Emits `identity.changed` { kind: "acl" } after every change (gateways drop cached identities).
  * Emits `audit.log` (acl.update, acl.delete) after an ACL change through the API.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { loadConfig } from "../lib/config";

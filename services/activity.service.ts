@@ -16,6 +16,7 @@
  * Internal: `activity.followed` {UserId, ObjectIds} (the tree's `user_subscriptions` meta).
  * Calls: `tree.visible`, `tree.uuidsAt`, `users.byLogin`, `users.authInfo`, `workspaces.accessible`, `mailer.queue`.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import { ActivityRepo, LeasesRepo, type Db } from "../lib/db";

@@ -12,6 +12,7 @@
  * Also answers GET /healthz and /readyz (anonymous: lib/gateway/health) and, with METRICS=true, GET /metrics
  * (Prometheus: lib/metrics/gateway-metrics). Emits nothing.
  */
+
 import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway, { type ApiSettingsSchema, type ApiRouteSchema } from "moleculer-web";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -45,6 +46,7 @@ import { PEER_SECRET_LABEL, advertisedPeerUrl, holds, unheld, withHolder } from 
 import { openStore, type ObjectStore } from "../lib/storage";
 import { answerHealth, isHealthRequest } from "../lib/gateway/health";
 import { nodeProbes, type NodeProbes } from "../lib/gateway/probes";
+import { acceptedLanguage } from "../lib/frontend/i18n";
 
 const cfg = loadConfig();
 // Set once the service exists: the request log goes through the service's logger (and its LOG_LEVEL).
@@ -225,6 +227,8 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			if (alias.type === "stream") ctx.meta.contentType = String(req.headers["content-type"] ?? "").slice(0, 512);
 			const minisite = req.headers["x-pydio-minisite"];
 			if (typeof minisite === "string" && minisite) ctx.meta.minisite = minisite.slice(0, 256);
+			const language = acceptedLanguage(req.headers["accept-language"]);
+			if (language) ctx.meta.language = language;
 			const snapshot = await this.access.current();
 			if (this.access.isBlocked(snapshot, ip)) throw new ForbiddenError(`Access from ${ip} is refused`, "ip.banned");
 

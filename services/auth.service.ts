@@ -6,6 +6,7 @@
  * Emits `auth.login.failed` {ip, login} and `auth.login.succeeded` {ip, login} (the policy service bans
  * addresses that fail too often). A revoked token is announced by the tokens service (`token.revoked`).
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { BadRequestError, UnauthorizedError } from "../lib/errors";
 import { loadConfig } from "../lib/config";

@@ -7,6 +7,7 @@
  * (lib/frontend/binaries ThumbnailCache), dropped on upload and deletion. Consumes `identity.changed` (a deleted
  * user's avatar is removed). Emits nothing.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Readable } from "node:stream";
 import { DatabaseMixin } from "../mixins/database.mixin";

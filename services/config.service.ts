@@ -7,6 +7,7 @@
  * Internal: `config.get` {Path}. Emits `config.changed` (broadcast, {Path, Author}) after a write; consumes it
  * (re-reads `services/config` and applies it).
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import { ConfigRepo, type Db } from "../lib/db";

@@ -8,6 +8,7 @@
  * Emits `datasources.changed` {name} after a datasource change, {virtualNode} after a virtual node change.
  * Consumes: acl.find (workspace roots, to refuse deleting what a workspace uses), encryption.exists (MASTER keys).
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import type { Db } from "../lib/db";

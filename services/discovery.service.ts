@@ -9,9 +9,10 @@
  * with the `nodeID` option: nodeInfo, listFolders, createFolder (confined to DATA_DIR and ALLOWED_LOCAL_FOLDERS),
  * control. Emits and consumes no events.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { freemem, hostname, loadavg, networkInterfaces, totalmem, availableParallelism } from "node:os";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
@@ -19,13 +20,12 @@ import { requireAdmin, requireUser } from "../lib/identity/resource-policy";
 import { BadRequestError, NotFoundError, ServiceUnavailableError } from "../lib/errors";
 import { PeerFolders } from "../lib/discovery/folders";
 import { buildOpenApi } from "../lib/discovery/openapi";
-import { UNCONTROLLABLE, describeServiceFile, formXml, processes, registryItems, serviceCollection, type CtlService } from "../lib/discovery/views";
+import { UNCONTROLLABLE, formXml, processes, registryItems, serviceCollection, serviceDescriptions, type CtlService } from "../lib/discovery/views";
 import type { NodeInfo, RegistryNode, RegistryService } from "../lib/discovery/model";
 import { LogLevelControl } from "../lib/config-tree/log-level";
 import { availableServices } from "../lib/runner";
 import { call } from "../lib/contracts";
 import { packageInfo } from "../lib/frontend/version";
-import { PROJECT_ROOT } from "../lib/paths";
 
 const SUFFIX = __filename.endsWith(".js") ? ".service.js" : ".service.ts";
 const INFO_TIMEOUT = 3000;
@@ -47,23 +47,8 @@ interface Vars {
 }
 type This = Service & Methods & Vars;
 
-/** Descriptions read so far: the source files do not change while the node runs. */
-const descriptions = new Map<string, string | undefined>();
-
-/** Every node runs the same code: a service's description is the header comment of its source file here. */
-function describeLocal(name: string): string | undefined {
-	if (!/^[A-Za-z0-9_.-]+$/.test(name)) return undefined;
-	if (descriptions.has(name)) return descriptions.get(name);
-	const text = describeServiceFile(join(PROJECT_ROOT, "services", `${name}.service.ts`), (f) => {
-		try {
-			return readFileSync(f, "utf8").slice(0, 4096);
-		} catch {
-			return null;
-		}
-	});
-	descriptions.set(name, text);
-	return text;
-}
+/** Every node runs the same code: a service's description is the header comment of its file here. */
+const describeLocal = serviceDescriptions(__dirname, SUFFIX);
 
 function addresses(): string[] {
 	const out: string[] = [];

@@ -8,6 +8,7 @@
  * Emits: `encryption.changed` {KeyID} (broadcast) after a create, delete or import (caches of key material).
  * Calls: `datasources.list` (a key used by a datasource cannot be deleted, nor replaced by another one).
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import type { Db } from "../lib/db";

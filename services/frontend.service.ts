@@ -8,6 +8,7 @@
  * `config.get` frontend/plugin/core.pydio (APPLICATION_TITLE in bootconf), kept until a `config.changed` touching it.
  * Emits nothing.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Meta } from "../lib/auth/identity";
 import { checkIdentifier } from "../lib/identity/validate";

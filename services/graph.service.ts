@@ -6,6 +6,7 @@
  *        `tree.statUuids`, `tree.stats`, `user-meta.bookmarkedUuids` (when a user-meta service runs).
  * Emits and consumes nothing.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Identity, Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";

@@ -10,6 +10,7 @@
  * Calls: `roles.ensureDefaults`, `users.ensureAdmin` {login, password?}, `workspaces.ensureDefaults`.
  * Emits nothing.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { AddressInfo } from "node:net";
 import { loadConfig, type CellarConfig } from "../lib/config";

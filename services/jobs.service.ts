@@ -14,6 +14,7 @@
  * Calls tree.locate/prepareWrite/commitWrite/copy/move/remove/create/stats/scan/resyncApply, datasources.get,
  * users.authInfo.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { randomUUID } from "node:crypto";
 import { DatabaseMixin } from "../mixins/database.mixin";

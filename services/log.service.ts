@@ -8,6 +8,7 @@
  * Consumes: `log.entries` {node, entries, dropped}, `audit.log` (AuditEntry), `auth.login.failed` and
  * `auth.login.succeeded` {login, ip}, `share.changed` {Uuid, Scope, Action} (broadcast: stored once, by key). Emits nothing; its own log lines are never shipped (no loop).
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import { LeasesRepo, type Db } from "../lib/db";

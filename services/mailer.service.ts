@@ -7,6 +7,7 @@
  * Emits: `mailer.queued` (broadcast, {count}) after queuing. Consumes: `mailer.queued` (the lease holder sends now).
  * Calls: `users.byUuid`, `users.byLogin`, `users.byEmail` (recipients' and sender's accounts).
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { AddressInfo } from "node:net";
 import { DatabaseMixin } from "../mixins/database.mixin";

@@ -3,6 +3,7 @@
  * live on the nodes in the tree index (so they follow moves and copies); this service checks and forwards.
  * Emits nothing itself (the tree emits `tree.changed` type "meta").
  */
+
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { NotFoundError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";

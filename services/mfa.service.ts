@@ -5,6 +5,7 @@
  * Calls `users.byLogin` when an admin acts on another user's factor. Consumes `identity.changed` (a deleted
  * user's factor is removed).
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import type { Db } from "../lib/db";

@@ -5,6 +5,7 @@
  * Emits (broadcast): `policy.changed` {kind: "groups"|"iplists"|"bans"} after any change the gateway caches.
  * Consumes: `auth.login.failed` / `auth.login.succeeded` {ip, login} to count failures per address.
  */
+
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { PoliciesRepo, importNedbPolicies } from "../lib/db/policies";

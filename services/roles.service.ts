@@ -6,6 +6,7 @@
  * Consumes `identity.changed` (drops its cache unless the change is about users, groups, ACLs or workspaces).
  * Emits `audit.log` (role.update, role.delete) after a role is saved or deleted through the API.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { loadConfig } from "../lib/config";

@@ -9,6 +9,7 @@
  * store), `datasources.changed` and `encryption.changed` (through DataStoresMixin: drops its store handles).
  * Emits nothing.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";

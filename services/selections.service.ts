@@ -3,6 +3,7 @@
  * gateway streams a selection as one zip (`GET /io/<workspace>/<any-name>-<SelectionUUID>.zip`). Selections
  * belong to their creator and expire after a day. Emits and consumes nothing.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { randomUUID } from "node:crypto";
 import { DatabaseMixin } from "../mixins/database.mixin";

@@ -15,6 +15,7 @@
  * Reads `config.get` frontend/plugin/action.share (the server-wide link and sharing policies, which role parameters
  * override), kept until it consumes a `config.changed` that touches it.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { WorkspacesRepo } from "../lib/db/workspaces";

@@ -9,6 +9,7 @@
  * transporter. Emits `audit.log` (template.update, template.delete) after each write; consumes only the mixins'
  * `datasources.changed`/`encryption.changed`.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin, requireUser } from "../lib/identity/resource-policy";

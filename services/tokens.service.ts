@@ -6,6 +6,7 @@
  * Calls: `users.byLogin` {login}, `users.byEmail` {email}, `users.setPassword` {login, password}, `tree.stat` {Node},
  *        `mailer.queue` {to, templateId: ResetPassword | ResetPasswordDone, templateData} (the reset mails).
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import { LeasesRepo, type Db } from "../lib/db";

@@ -9,6 +9,7 @@
  * user metadata the caller may read, shown in the nodes' MetaStore) when a user-meta service runs.
  * Emits `audit.log` (node.delete, one per path) after `POST /tree/delete`.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { LeasesRepo, NodesRepo, TemplatesRepo } from "../lib/db";

@@ -2,29 +2,34 @@
  * update — software updates and usage, for administrators: `POST /update` (the running version and the newer
  * ones the update source UPDATE_URL offers), `PATCH /update/{TargetVersion}` (always refused: Cellar does not
  * replace its own code), `GET /license/stats` (users, workspaces, files and storage counted in the store, live
- * nodes) and `PUT /license/update` (refused: Cellar is AGPL-3.0 and takes no license key). Owns no data; reads
- * counts from the store (lib/db/stats). Emits and consumes nothing.
+ * nodes; kept 30 s, ForceRefresh counts again) and `PUT /license/update` (refused: Cellar is AGPL-3.0 and takes
+ * no license key). Messages in the caller's language (its `lang` attribute, else its request's Accept-Language).
+ * Owns no data; reads counts from the store (lib/db/stats). Emits and consumes nothing.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import type { Db } from "../lib/db";
 import { StatsRepo } from "../lib/db/stats";
 import { loadConfig } from "../lib/config";
-import { BadRequestError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
 import { packageInfo } from "../lib/frontend/version";
-import { translate } from "../lib/frontend/i18n";
 import { Updates, type UpdateQuery } from "../lib/update/updates";
+import { LicenseStats, refuseLicenseKey } from "../lib/update/license";
+import { call } from "../lib/contracts";
 
 interface UpdateVars {
 	db: Db;
-	stats: StatsRepo;
+	license: LicenseStats;
 	updates: Updates;
 }
-type UpdateThis = Service & UpdateVars;
+interface UpdateMethods {
+	languageOf(ctx: Context<unknown, Meta>): Promise<string | undefined>;
+}
+type UpdateThis = Service & UpdateVars & UpdateMethods;
 
-const UpdateService: ServiceSchema<ServiceSettingSchema, Record<string, never>, UpdateVars> = {
+const UpdateService: ServiceSchema<ServiceSettingSchema, UpdateMethods, UpdateVars> = {
 	name: "update",
 	mixins: [DatabaseMixin],
 	settings: { rest: "/" },
@@ -42,15 +47,15 @@ const UpdateService: ServiceSchema<ServiceSettingSchema, Record<string, never>, 
 			},
 			async handler(this: UpdateThis, ctx: Context<UpdateQuery, Meta>) {
 				requireAdmin(ctx);
-				return this.updates.available(ctx.params);
+				return this.updates.available(ctx.params, await this.languageOf(ctx));
 			},
 		},
 		apply: {
 			rest: "PATCH /update/:TargetVersion",
 			params: { TargetVersion: { type: "string", min: 1, max: 64 }, PackageName: { type: "string", optional: true, max: 128 } },
-			handler(this: UpdateThis, ctx: Context<{ TargetVersion: string }, Meta>) {
+			async handler(this: UpdateThis, ctx: Context<{ TargetVersion: string }, Meta>) {
 				requireAdmin(ctx);
-				return this.updates.refuseApply(ctx.params.TargetVersion);
+				return this.updates.refuseApply(ctx.params.TargetVersion, await this.languageOf(ctx));
 			},
 		},
 		licenseStats: {
@@ -58,45 +63,33 @@ const UpdateService: ServiceSchema<ServiceSettingSchema, Record<string, never>, 
 			params: { ForceRefresh: { type: "boolean", optional: true, convert: true } },
 			async handler(this: UpdateThis, ctx: Context<{ ForceRefresh?: boolean }, Meta>) {
 				requireAdmin(ctx);
-				const s = await this.stats.collect();
 				const nodes = (this.broker.registry as unknown as { getNodeList(o: { onlyAvailable: boolean; withServices: boolean }): unknown[] }).getNodeList({ onlyAvailable: true, withServices: false });
-				const pkg = packageInfo();
-				// No license to describe: the License object carries what Cellar is and what it holds, every count live.
-				return {
-					ActiveUsers: String(s.users),
-					ActivePeers: String(nodes.length),
-					License: {
-						Id: pkg.license,
-						AccountName: translate(undefined, "license.agpl"),
-						Features: {
-							License: pkg.license,
-							Version: pkg.version,
-							Users: String(s.users),
-							Groups: String(s.groups),
-							Workspaces: String(s.workspaces),
-							Cells: String(s.cells),
-							Files: String(s.files),
-							Folders: String(s.folders),
-							StorageUsedBytes: String(s.filesBytes),
-							VersionsStorageBytes: String(s.versionsBytes),
-						},
-					},
-				};
+				return this.license.answer({ force: ctx.params.ForceRefresh === true, peers: nodes.length, lang: await this.languageOf(ctx) });
 			},
 		},
 		licenseUpdate: {
 			rest: "PUT /license/update",
 			params: { LicenseString: { type: "string", optional: true, max: 65536 } },
-			handler(ctx: Context<{ LicenseString?: string }, Meta>) {
+			async handler(this: UpdateThis, ctx: Context<{ LicenseString?: string }, Meta>) {
 				requireAdmin(ctx);
-				throw new BadRequestError(`${translate(undefined, "license.agpl")} and accepts none: nothing to update`);
+				refuseLicenseKey(await this.languageOf(ctx));
 			},
+		},
+	},
+	methods: {
+		/** The caller's own language (its `lang` attribute, as its mails use), else the one its request asks for. */
+		async languageOf(this: UpdateThis, ctx: Context<unknown, Meta>): Promise<string | undefined> {
+			const user = ctx.meta.user;
+			const own = user ? await call(ctx, "users.byUuid", { uuid: user.Uuid }).then((u) => u?.Attributes.lang, () => undefined) : undefined;
+			return own || ctx.meta.language;
 		},
 	},
 	started(this: UpdateThis) {
 		const pkg = packageInfo();
-		this.stats = new StatsRepo(this.db);
-		this.updates = new Updates({ name: pkg.name, version: pkg.version, license: pkg.license }, loadConfig().updateUrl);
+		const running = { name: pkg.name, version: pkg.version, license: pkg.license };
+		const stats = new StatsRepo(this.db);
+		this.license = new LicenseStats(running, () => stats.collect());
+		this.updates = new Updates(running, loadConfig().updateUrl);
 	},
 };
 

@@ -10,6 +10,7 @@
  * Consumes: `tree.changed` type delete (the node's values go with it; a folder's delete, and an hourly sweep on one
  *         node of the cluster, remove the values of nodes that no longer exist).
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import { LeasesRepo, UserMetaRepo, type Db } from "../lib/db";

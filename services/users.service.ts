@@ -4,6 +4,7 @@
  * Emits `identity.changed` after any change. Consumes `identity.changed` (drops its cache).
  * Emits `audit.log` (user.delete, user.roles) after a user is deleted or given roles through the API.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { UsersRepo, importNedbUsers } from "../lib/db/users";

@@ -8,6 +8,7 @@
  * Emits `versions.changed` {uuids} when versions were dropped (cached version lists go stale). Bytes never travel
  * through the transporter: this service opens the stores itself.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";

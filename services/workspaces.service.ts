@@ -7,6 +7,7 @@
  * state), workspaces.ensureDefaults (Cells' common-files / personal-files, idempotent).
  * Emits `identity.changed` { kind: "workspace" } after changes.
  */
+
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
 import { loadConfig } from "../lib/config";

@@ -30,6 +30,8 @@ export interface Meta {
 	cookie?: string;
 	/** Content-Type of a request whose body is streamed to the action (uploads: the multipart boundary). */
 	contentType?: string;
+	/** The language the request's Accept-Language prefers among the dictionaries (lib/frontend/i18n), if any. */
+	language?: string;
 	/** X-Pydio-Minisite: the public link hash whose page makes the request (its hidden user logs in only there). */
 	minisite?: string;
 	$statusCode?: number;

@@ -1,4 +1,6 @@
 // Cells' views of the cluster (ctl services, registry items, processes, peers) built from the Moleculer registry.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fieldType } from "../config-tree/schemas";
 import type { NodeInfo, RegistryNode, RegistryService } from "./model";
 
@@ -164,11 +166,25 @@ export function formXml(service: string, schema: Record<string, unknown>, curren
 
 const descriptions = new Map<string, string | undefined>();
 
-/** The first sentence of a service file's header comment ("tree — the node index…" → "the node index…"). */
-export function describeServiceFile(file: string, readText: (f: string) => string | null): string | undefined {
+/** The start of a file (a header comment is short), or null when it cannot be read. */
+function readHead(file: string): string | null {
+	try {
+		return readFileSync(file, "utf8").slice(0, 4096);
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * The first sentence of a service file's header comment ("tree — the node index…" → "the node index…"), read
+ * once per file (they do not change while the node runs). The compiled file works as well as the source: tsc
+ * writes `"use strict";` before the comment, and keeps the comment because a blank line separates it from the
+ * first import (a comment attached to an import of types only is dropped with the import).
+ */
+export function describeServiceFile(file: string, readText: (f: string) => string | null = readHead): string | undefined {
 	if (descriptions.has(file)) return descriptions.get(file);
 	const text = readText(file);
-	const header = text?.match(/^\s*\/\*\*([\s\S]*?)\*\//)?.[1];
+	const header = text?.match(/^\s*(?:(["'])use strict\1;?\s*)?\/\*\*([\s\S]*?)\*\//)?.[2];
 	let out: string | undefined;
 	if (header) {
 		const flat = header.split("\n").map((l) => l.replace(/^\s*\*\s?/, "").trim()).join(" ").trim();
@@ -178,4 +194,12 @@ export function describeServiceFile(file: string, readText: (f: string) => strin
 	}
 	descriptions.set(file, out);
 	return out;
+}
+
+/**
+ * What describes the services of `dir` by name: the files this node runs (`<name><suffix>`, `.service.ts` under
+ * tsx, `.service.js` in a build), so a build without sources describes its services too.
+ */
+export function serviceDescriptions(dir: string, suffix: string): (name: string) => string | undefined {
+	return (name) => (/^[A-Za-z0-9_.-]+$/.test(name) ? describeServiceFile(join(dir, `${name}${suffix}`)) : undefined);
 }

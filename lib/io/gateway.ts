@@ -3,6 +3,7 @@
 // ?pydio_jwt=). Listings and permissions come from the tree service; bytes flow between the HTTP socket and the
 // datasource's store in this process, streamed, never through the transporter.
 import type { Located, Prepared, UserCaller } from "../contracts";
+import type { LinkOp } from "../contracts/share";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { pipeline } from "node:stream/promises";
@@ -250,7 +251,7 @@ export class IoGateway {
 			case "CreateMultipartUpload": {
 				// Checked before anything is created: too large metadata leaves no upload behind.
 				const h = headersFromRequest(req.headers, s3.payload);
-				if (user.Hidden) await this.deps.call("share.linkAccess", { login: user.Login, op: "upload" }, user);
+				await this.linkAccess(user, "upload");
 				const w = await this.deps.call("tree.prepareWrite", { Path: key }, user);
 				const store = await this.deps.store(w.ds);
 				const s = await store.createMultipart(w.key);
@@ -423,7 +424,7 @@ export class IoGateway {
 			/^\s*attachment/i.test(headerText(s3.responseHeaders["Content-Disposition"] ?? stored["Content-Disposition"])) ||
 			// The file's own type: a response-content-type override does not make a zip previewable.
 			!PREVIEWABLE.test(headerText(stored["Content-Type"]) || mimeLookup(key) || "application/octet-stream");
-		if (user.Hidden) await this.deps.call("share.linkAccess", { login: user.Login, op: range && range.start > 0 ? "visit" : saving ? "save" : "download" }, user);
+		await this.linkAccess(user, range && range.start > 0 ? "visit" : saving ? "save" : "download");
 		const store = await this.deps.store(content.ds);
 		const stream = await store.get(content.key, range);
 		res.writeHead(range ? 206 : 200, headers);
@@ -455,7 +456,7 @@ export class IoGateway {
 
 	private async put(s3: S3Request, req: IncomingMessage, res: ServerResponse, user: Identity, verified: VerifyOk | null, key: string): Promise<void> {
 		// A public link's visitor uploads only while the link is usable (it may have expired since the login).
-		if (user.Hidden) await this.deps.call("share.linkAccess", { login: user.Login, op: "upload" }, user);
+		await this.linkAccess(user, "upload");
 		if (key.endsWith("/")) {
 			// A "folder marker" from an S3 client: a folder in the tree, kept until its marker is deleted.
 			await this.deps.call("tree.folderMarker", { Path: key }, user);
@@ -522,13 +523,21 @@ export class IoGateway {
 	// ---- end versions ----
 
 	/**
+	 * A public link's visitor is its hidden user (`Hidden`, whatever profile it was given): each access is checked
+	 * against the link, and a download counted. Everyone else passes without a call.
+	 */
+	private async linkAccess(user: Identity, op: LinkOp): Promise<void> {
+		if (user.Hidden) await this.deps.call("share.linkAccess", { login: user.Login, op }, user);
+	}
+
+	/**
 	 * A saved selection (POST /a/tree/selection) as one zip, streamed: nothing is staged on disk. The zip is saved
 	 * under the name the request gives before `-<uuid>.zip` (`/io/ws/Photos-<uuid>.zip` → Photos.zip).
 	 */
 	private async zipSelection(uuid: string, res: ServerResponse, user: Identity, name = ""): Promise<void> {
 		const { paths } = await this.deps.call("selections.get", { uuid }, user);
 		// A public link's visitor: the zip is one download of the link, counted (and refused past the limit) as a file's.
-		if (user.Profile === "shared") await this.deps.call("share.linkAccess", { login: user.Login, op: "save" }, user);
+		await this.linkAccess(user, "save");
 		const zip = new ZipWriter();
 		const file = `${name || `selection-${uuid.slice(0, 8)}`}.zip`;
 		const ascii = file.replace(/[^\x20-\x7e]|["\\]/g, "_");

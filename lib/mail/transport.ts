@@ -43,6 +43,8 @@ export async function composeMail(mail: MailMessage): Promise<Buffer> {
 		messageId: mail.messageId,
 		date: new Date(mail.date),
 		headers: { "X-Mailer": "Cellar" },
+		// RFC 5322 lines end in CRLF: an SMTP connection converts bare LFs on the way, an outbox file must have them.
+		newline: "windows",
 		// The content is ours: never let a field be read as a file path or a URL to fetch.
 		disableFileAccess: true,
 		disableUrlAccess: true,

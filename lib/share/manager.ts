@@ -14,6 +14,7 @@ import type { Role } from "../identity/roles";
 import { publicAttributes, type PublicUser } from "../identity/users";
 import type { ShareNode } from "../contracts/tree";
 import type { LinkOp, PublicLinkInfo, ShareChange } from "../contracts/share";
+import { LINK_RESTRICTED_CODE } from "./minisite";
 import {
 	actionsToPermissions,
 	checkCustomHash,
@@ -591,7 +592,7 @@ export class ShareManager {
 		// TargetUsers); restricted to them, it opens only with one of those keys.
 		const targets = record.extra.TargetUsers ?? {};
 		if (record.extra.RestrictToTargetUsers && Object.keys(targets).length && !(target && Object.hasOwn(targets, target))) {
-			throw new UnauthorizedError("This link is restricted to the users it was sent to: open it from the address you received", "link.target.forbidden");
+			throw new UnauthorizedError("This link is restricted to the users it was sent to: open it from the address you received", LINK_RESTRICTED_CODE);
 		}
 	}
 

@@ -98,10 +98,8 @@ export interface ShareLinkOut {
 	PoliciesContextEditable: boolean;
 }
 
-/** The password of a link without one: the page logs in with it (Cells' minisite does the same). */
-export function presetPassword(login: string): string {
-	return `${login}#$!Az1`;
-}
+// The page (web/src/public) applies the same rule and cannot import this file (node:crypto).
+export { presetPassword } from "./minisite";
 
 /** A link hash: the first `length` hex digits of a random uuid (more digits from random bytes beyond 32). */
 export function newHash(length: number): string {

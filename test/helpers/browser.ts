@@ -33,7 +33,7 @@ function newestUnder(dir: string): number {
 /** Builds the front end (as `npm run build` does) when dist/web is missing or older than web/ or the lib files it imports. */
 export function ensureWebBuilt(): void {
 	const index = join(defaultWebRoot(join(PROJECT, "lib", "web")), "index.html");
-	const shared = ["lib/contracts/share.ts", "lib/web/texts.ts"].map((f) => statSync(join(PROJECT, f)).mtimeMs);
+	const shared = ["lib/contracts/share.ts", "lib/web/texts.ts", "lib/share/minisite.ts"].map((f) => statSync(join(PROJECT, f)).mtimeMs);
 	const sources = Math.max(newestUnder(join(PROJECT, "web")), ...shared);
 	if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
 	execFileSync(join(PROJECT, "node_modules", ".bin", "vite"), ["build", "--config", "web/vite.config.mts"], { cwd: PROJECT, stdio: "pipe" });

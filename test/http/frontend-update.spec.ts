@@ -59,6 +59,8 @@ describe("HTTP: update and license (no update source)", function () {
 		assert.equal((await node.api("PUT", "/a/user/frank", { Password: "Some-Pass-1234" }, admin)).status, 200);
 		const ws = await node.api("PUT", "/a/workspace/stats-ws", { Label: "Stats", Slug: "stats-ws", Scope: "ADMIN" }, admin);
 		assert.equal(ws.status, 200, ws.text);
+		// Counted a moment ago: kept (the whole store is not scanned on every poll) until ForceRefresh.
+		assert.equal((await node.api("GET", "/a/license/stats", undefined, admin)).body.ActiveUsers, "3");
 		const after = (await node.api("GET", "/a/license/stats?ForceRefresh=true", undefined, admin)).body;
 		assert.equal(after.ActiveUsers, "4");
 		assert.equal(Number(after.License.Features.Workspaces), Number(f.Workspaces) + 1);
@@ -70,6 +72,19 @@ describe("HTTP: update and license (no update source)", function () {
 		const r = await node.api("PUT", "/a/license/update", { LicenseString: "ABC" }, admin);
 		assert.equal(r.status, 400);
 		assert.match(r.body.Title, /AGPL-3\.0.*no license key/);
+	});
+
+	it("answers in the caller's language: its lang attribute, else its request's Accept-Language", async () => {
+		const fr = { "Accept-Language": "fr-FR,fr;q=0.9,en;q=0.5" };
+		assert.match((await node.api("POST", "/a/update", {}, admin, fr)).body.AvailableBinaries[0].Description, /Aucune source de mises à jour/);
+		assert.match((await node.api("PATCH", "/a/update/99.0.0", {}, admin, fr)).body.Title, /ne peut pas remplacer son propre code/);
+		assert.match((await node.api("GET", "/a/license/stats", undefined, admin, fr)).body.License.AccountName, /logiciel libre/);
+		assert.match((await node.api("POST", "/a/update", {}, admin)).body.AvailableBinaries[0].Description, /No update source/);
+		assert.equal((await node.api("PUT", "/a/user/fanny", { Password: "Some-Pass-1234", Attributes: { profile: "admin", lang: "fr" } }, admin)).status, 200);
+		const fanny = await node.login("fanny", "Some-Pass-1234");
+		assert.match((await node.api("POST", "/a/update", {}, fanny)).body.AvailableBinaries[0].Description, /Aucune source de mises à jour/);
+		assert.match((await node.api("PUT", "/a/license/update", { LicenseString: "ABC" }, fanny)).body.Title, /AGPL-3\.0.*aucune clé de licence/);
+		assert.match((await node.api("POST", "/a/update", {}, fanny, { "Accept-Language": "en" })).body.AvailableBinaries[0].Description, /Aucune source/, "her own setting first");
 	});
 });
 

@@ -7,6 +7,7 @@ import { until } from "../helpers/poll";
 import { Relay } from "../helpers/smtp";
 import { addUsers, type TestUser } from "../helpers/users";
 import type { PublicLinkInfo } from "../../lib/contracts/share";
+import { LINK_RESTRICTED_CODE } from "../../lib/share/minisite";
 
 describe("HTTP: share invitations by mail and what links enforce", function () {
 	this.timeout(60_000);
@@ -15,6 +16,7 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 	let alice: TestUser;
 	let bob: TestUser;
 	let carol: TestUser;
+	let admin: string;
 	const uuidOf = async (path: string) => (await node.api("GET", `/a/tree/stat/${encodeURIComponent(path)}`, undefined, alice.token)).body.Node.Uuid as string;
 	const info = (hash: string) => node.broker.call<PublicLinkInfo, { hash: string }>("share.publicLink", { hash });
 	const visit = (i: PublicLinkInfo, extra: Record<string, string> = {}) =>
@@ -23,7 +25,7 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 	before(async () => {
 		await relay.start();
 		node = await startNode({ env: { SMTP_URL: relay.url, MAIL_RETRY_DELAY: "1" } });
-		const admin = await node.login("admin", node.adminPassword);
+		admin = await node.login("admin", node.adminPassword);
 		({ alice, bob } = await addUsers(node, admin, ["alice", "bob"]));
 		({ carol } = await addUsers(node, admin, ["carol"], { email: false }));
 		for (const f of ["sent/brief.txt", "preview/photo.txt", "gone/old.txt"]) assert.equal((await node.io("PUT", `personal-files/${f}`, alice.token, `content of ${f}`)).status, 200);
@@ -69,6 +71,7 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 		const none = await visit(restricted);
 		assert.equal(none.status, 401);
 		assert.match(none.text, /restricted to the users it was sent to/);
+		assert.equal(none.body.Code, LINK_RESTRICTED_CODE, "the page decides on the Code");
 		assert.equal((await visit(restricted, { u: "someone-else" })).status, 401);
 		const ok = await visit(restricted, { u: "bob@example.com" });
 		assert.equal(ok.status, 200, ok.text);
@@ -98,6 +101,23 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 		assert.equal(sel.status, 200, sel.text);
 		const zip = await node.io("GET", `${String(i.RootPath).split("/")[0]}/selection-${sel.body.SelectionUUID}.zip`, jwt);
 		assert.equal(zip.status, 403);
+	});
+
+	it("a link's zip is refused as its files are, whatever profile an administrator gave its hidden user", async () => {
+		const r = await node.api("PUT", "/a/share/link", { ShareLink: { Label: "Still a link", RootNodes: [{ Uuid: await uuidOf("personal-files/preview") }], Permissions: ["Preview"] } }, alice.token);
+		assert.equal(r.status, 200, r.text);
+		const i = await info(r.body.LinkHash);
+		const hidden = await node.api("GET", `/a/user/${i.Login}`, undefined, admin);
+		assert.equal(hidden.status, 200, hidden.text);
+		const edit = await node.api("PUT", `/a/user/${i.Login}`, { Uuid: hidden.body.Uuid, Login: i.Login, Attributes: { profile: "standard" } }, admin);
+		assert.equal(edit.status, 200, edit.text);
+		const jwt = (await visit(i)).body.JWT as string;
+		assert.equal((await node.io("GET", `${i.RootPath}/photo.txt?response-content-disposition=attachment`, jwt)).status, 403);
+		const sel = await node.api("POST", "/a/tree/selection", { Nodes: [{ Path: `${i.RootPath}/photo.txt` }] }, jwt);
+		assert.equal(sel.status, 200, sel.text);
+		const zip = await node.io("GET", `${String(i.RootPath).split("/")[0]}/selection-${sel.body.SelectionUUID}.zip`, jwt);
+		assert.equal(zip.status, 403);
+		assert.match(await zip.text(), /previews only/);
 	});
 
 	it("a shared root moved to the recycle bin is no longer reachable through its cell or link", async () => {

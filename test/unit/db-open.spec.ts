@@ -95,6 +95,16 @@ onEveryBackend("lib/db opening", (h) => {
 		}
 	});
 
+	it("keeps no index on share_links.owner_uuid (no query reads links by owner)", async () => {
+		const db = h().db;
+		const names =
+			db.dialect === "postgres"
+				? (await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = 'public' and tablename = 'share_links'`.execute(db.kysely)).rows
+				: (await sql<{ name: string }>`select name from pragma_index_list('share_links')`.execute(db.kysely)).rows;
+		assert.ok(names.length > 0, "the table's other indexes are listed");
+		assert.ok(!names.some((r) => r.name === "share_links_owner"), names.map((r) => r.name).join(", "));
+	});
+
 	it("translates a real duplicate into ConflictError; other constraint errors keep their driver code", async () => {
 		const k = h().db.kysely;
 		const ws = { uuid: "w1", slug: "common", label: "Common", description: "", scope: "ADMIN", last_updated: 0, policies: "[]", policies_context_editable: 0 as const, attributes: "{}" };

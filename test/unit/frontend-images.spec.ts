@@ -4,7 +4,7 @@ import { deflateSync } from "node:zlib";
 import { decodePng, encodePng, pngSize, pngThumbnail, sniffImage, stripJpegMetadata, looksLikeMarkup } from "../../lib/frontend/images";
 import { boundaryOf, parseMultipart } from "../../lib/frontend/multipart";
 import { imageFromUpload, ThumbnailCache, type StoredBinary } from "../../lib/frontend/binaries";
-import { DICTIONARIES, messagesFor, resolveLanguage } from "../../lib/frontend/i18n";
+import { acceptedLanguage, DICTIONARIES, messagesFor, resolveLanguage } from "../../lib/frontend/i18n";
 import { EN_US } from "../../lib/frontend/i18n/en-us";
 import { PLUGINS, settingsMenuKeys } from "../../lib/frontend/catalog";
 
@@ -204,5 +204,14 @@ describe("frontend dictionaries", () => {
 		assert.equal(resolveLanguage("de"), "en-us");
 		assert.equal(resolveLanguage(undefined), "en-us");
 		assert.equal(messagesFor("zz")["ajax_gui.logout"], "Log out");
+	});
+
+	it("takes from Accept-Language the preferred language it has, or none", () => {
+		assert.equal(acceptedLanguage("de, fr-CH;q=0.9, en;q=0.5"), "fr");
+		assert.equal(acceptedLanguage("en-GB,fr;q=0.8"), "en-us");
+		assert.equal(acceptedLanguage("fr;q=0.2, en;q=0.9"), "en-us");
+		assert.equal(acceptedLanguage("fr;q=0, de"), undefined);
+		assert.equal(acceptedLanguage("de, *;q=0.1"), undefined);
+		assert.equal(acceptedLanguage(undefined), undefined);
 	});
 });

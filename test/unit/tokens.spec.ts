@@ -8,7 +8,8 @@ import { ServiceBroker, type Context } from "moleculer";
 import type { Identity } from "../../lib/auth/identity";
 import { BadRequestError, NotFoundError } from "../../lib/errors";
 import { isPersonalToken, parseRefreshToken, sha256 } from "../../lib/tokens/format";
-import { renderMail } from "../../lib/mail/outbox";
+import { parseMailbox } from "../../lib/mail/outbox";
+import { OutboxTransport } from "../../lib/mail/transport";
 import { simpleParser } from "mailparser";
 import { TokensRepo } from "../../lib/db/tokens";
 import { onEveryBackend } from "../helpers/db";
@@ -541,12 +542,23 @@ describe("tokens service", function () {
 	});
 
 	describe("outbox", () => {
-		it("renders RFC 5322 with CRLF, encoded non-ASCII subject, and refuses header injection", () => {
-			const m = renderMail({ to: "a@b.c", subject: "Réinitialisation", text: "line1\nline2" }, new Date(0), "id@host");
-			assert.ok(m.includes("Subject: =?UTF-8?B?"));
-			assert.ok(m.includes("Date: Thu, 01 Jan 1970 00:00:00 +0000\r\n"));
-			assert.ok(m.endsWith("\r\n\r\nline1\r\nline2\r\n"));
-			assert.throws(() => renderMail({ to: "a@b.c\r\nBcc: x@y.z", subject: "s", text: "t" }), /Invalid recipient/);
+		it("writes each mail as one RFC 5322 .eml (CRLF, encoded non-ASCII subject); a recipient cannot inject headers", async () => {
+			const dir = mkdtempSync(join(tmpdir(), "cellar-outbox-"));
+			try {
+				await new OutboxTransport(dir).deliver({ from: { address: "s@b.c" }, to: { address: "a@b.c" }, subject: "Réinitialisation", text: "line1\nline2", messageId: "<id@host>", date: 0 });
+				const files = readdirSync(join(dir, "outbox"));
+				assert.equal(files.length, 1);
+				assert.match(files[0], /\.eml$/);
+				const m = readFileSync(join(dir, "outbox", files[0]), "utf8");
+				assert.match(m, /\r\nSubject: =\?UTF-8\?[BQ]\?/);
+				assert.match(m, /\r\nDate: Thu, 01 Jan 1970 00:00:00 \+0000\r\n/);
+				assert.ok(!/[^\r]\n/.test(m), "every line ends with CRLF");
+				assert.equal((await simpleParser(m)).subject, "Réinitialisation");
+				assert.equal((await simpleParser(m)).text?.trim(), "line1\nline2");
+			} finally {
+				rmSync(dir, { recursive: true, force: true });
+			}
+			assert.throws(() => parseMailbox("a@b.c\r\nBcc: x@y.z", "recipient"), /Invalid recipient/);
 		});
 	});
 });

@@ -16,22 +16,27 @@ export class ApiError extends Error {
 	constructor(
 		message: string,
 		readonly status: number,
+		/** Cells' `restError.Code` (S3's `<Code>`): what the page decides on; the message is only shown. */
+		readonly code = "",
 	) {
 		super(message);
 	}
 }
 
-/** The message of a failed answer: Cells' `{Title, Detail}` JSON, an S3 `<Message>`, or the status text. */
+/** A failed answer: Cells' `{Code, Title, Detail}` JSON, an S3 `<Code>` and `<Message>`, or the status text. */
 async function failure(r: Response): Promise<ApiError> {
 	const text = await r.text().catch(() => "");
 	let message = "";
+	let code = "";
 	try {
-		const body = JSON.parse(text) as { Title?: string; Detail?: string };
+		const body = JSON.parse(text) as { Code?: unknown; Title?: string; Detail?: string };
 		message = body.Title || body.Detail || "";
+		code = typeof body.Code === "string" ? body.Code : "";
 	} catch {
 		message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? "";
+		code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? "";
 	}
-	return new ApiError(message || `${r.status} ${r.statusText}`, r.status);
+	return new ApiError(message || `${r.status} ${r.statusText}`, r.status, code);
 }
 
 async function postJson<T>(path: string, body: unknown, headers: Record<string, string>): Promise<T> {

@@ -134,6 +134,7 @@ export const EN_US = {
 	"update.up_to_date": "Cellar %1 is up to date",
 	"update.cannot_apply": "Cellar cannot replace its own code: install the new version and restart the nodes",
 	"license.agpl": "Cellar is free software under the AGPL-3.0 license: it needs no license key",
+	"license.refused": "Cellar is free software under the AGPL-3.0 license and accepts no license key: nothing was updated",
 } as const;
 
 export type MessageKey = keyof typeof EN_US;

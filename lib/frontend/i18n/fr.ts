@@ -134,4 +134,5 @@ export const FR: Record<MessageKey, string> = {
 	"update.up_to_date": "Cellar %1 est à jour",
 	"update.cannot_apply": "Cellar ne peut pas remplacer son propre code : installez la nouvelle version et redémarrez les nœuds",
 	"license.agpl": "Cellar est un logiciel libre sous licence AGPL-3.0 : il n'a besoin d'aucune clé de licence",
+	"license.refused": "Cellar est un logiciel libre sous licence AGPL-3.0 et n'accepte aucune clé de licence : rien n'a été modifié",
 };

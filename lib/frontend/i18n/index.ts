@@ -26,6 +26,30 @@ export function resolveLanguage(code: string | undefined): string {
 	return sameFamily ?? DEFAULT_LANGUAGE;
 }
 
+/**
+ * The language an Accept-Language header prefers among the dictionaries ("de, fr-CH;q=0.9, en;q=0.5" → "fr"), or
+ * undefined when it names none of them: the caller's own default applies then.
+ */
+export function acceptedLanguage(header: string | undefined): string | undefined {
+	if (!header) return undefined;
+	const ranked = header
+		.slice(0, 512)
+		.split(",")
+		.map((part, i) => {
+			const [tag, ...params] = part.split(";").map((x) => x.trim());
+			const q = params.find((p) => p.startsWith("q="));
+			return { tag, q: q === undefined ? 1 : Number(q.slice(2)), i };
+		})
+		.filter((r) => /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(r.tag) && r.q > 0)
+		.sort((a, b) => b.q - a.q || a.i - b.i);
+	for (const { tag } of ranked) {
+		const l = resolveLanguage(tag);
+		// resolveLanguage falls back to the default: only a tag of the default's own family selects it here.
+		if (l !== DEFAULT_LANGUAGE || tag.toLowerCase().split("-")[0] === DEFAULT_LANGUAGE.split("-")[0]) return l;
+	}
+	return undefined;
+}
+
 /** Each language overlaid on English, built once. */
 const MERGED: Readonly<Record<string, Dictionary>> = Object.freeze(Object.fromEntries(Object.entries(DICTIONARIES).map(([k, d]) => [k, Object.freeze({ ...EN_US, ...d })])));
 

@@ -3,7 +3,8 @@
 import { useEffect, useState } from "preact/hooks";
 import type { PublicLinkInfo } from "../boot";
 import { ApiError, formatDate, LinkSession } from "../api";
-import { REFUSALS } from "../../../lib/web/texts";
+import { REFUSALS, RESTRICTED } from "../../../lib/web/texts";
+import { LINK_RESTRICTED_CODE, presetPassword } from "../../../lib/share/minisite";
 import { PasswordForm } from "./PasswordForm";
 import { FileView } from "./FileView";
 import { FolderView } from "./FolderView";
@@ -14,8 +15,8 @@ export function App({ info }: { info: PublicLinkInfo }) {
 	return <LinkPage info={info} />;
 }
 
-function Refusal({ status }: { status: Exclude<PublicLinkInfo["Status"], "ok"> }) {
-	const text = REFUSALS[status] ?? REFUSALS.unknown;
+function Refusal({ status }: { status: Exclude<PublicLinkInfo["Status"], "ok"> | "restricted" }) {
+	const text = status === "restricted" ? RESTRICTED : (REFUSALS[status] ?? REFUSALS.unknown);
 	return (
 		<main class="page">
 			<section class="refusal" data-status={status}>
@@ -37,6 +38,7 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 	const [error, setError] = useState("");
 	const [busy, setBusy] = useState(false);
 	const [password, setPassword] = useState("");
+	const [restricted, setRestricted] = useState(false);
 	const login = info.Login ?? "";
 
 	const open = async (password: string) => {
@@ -47,16 +49,16 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 			setPassword(password);
 		} catch (e) {
 			const err = e as ApiError;
-			// A link restricted to the users it was mailed to says so (the server's message), whatever the password.
-			const restricted = /restricted to the users/i.test(err.message);
-			setError(info.PasswordRequired && !restricted && (err.status === 401 || err.status === 403) ? "Wrong password: try again." : `This link cannot be opened: ${err.message}`);
+			// A link restricted to the users it was mailed to opens with none of its passwords from this address.
+			if (err.code === LINK_RESTRICTED_CODE) setRestricted(true);
+			else setError(info.PasswordRequired && (err.status === 401 || err.status === 403) ? "Wrong password: try again." : `This link cannot be opened: ${err.message}`);
 		} finally {
 			setBusy(false);
 		}
 	};
 
 	useEffect(() => {
-		if (!info.PasswordRequired && login) void open(`${login}#$!Az1`);
+		if (!info.PasswordRequired && login) void open(presetPassword(login));
 	}, []);
 
 	// Tokens are short-lived: log in again a minute before this one ends, so links and uploads keep working on a
@@ -70,6 +72,7 @@ function LinkPage({ info }: { info: PublicLinkInfo }) {
 		return () => clearTimeout(timer);
 	}, [session, password]);
 
+	if (restricted) return <Refusal status="restricted" />;
 	const perms = info.Permissions ?? [];
 	return (
 		<main class="page">
