@@ -258,10 +258,20 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 		return this.tasks({ jobId });
 	}
 
-	/** Tasks of some jobs, newest first. */
-	async tasksOfJobs(jobIds: string[]): Promise<TaskRecord<S>[]> {
+	/**
+	 * Tasks of some jobs, newest first, in one statement: of each job, those of `status` (any when absent), from its
+	 * `offset`-th newest, at most `limit` (a page of tasks per job, counted in SQL: a job's long history is not read).
+	 */
+	async tasksOfJobs(jobIds: string[], page: { status?: S; offset?: number; limit?: number } = {}): Promise<TaskRecord<S>[]> {
 		if (!jobIds.length) return [];
-		return (await this.db.kysely.selectFrom("tasks").selectAll().where("job_id", "in", jobIds).orderBy("created", "desc").orderBy("id").execute()).map((r) => taskOf<S>(r));
+		let q = this.db.kysely.selectFrom("tasks").selectAll().where("job_id", "in", jobIds);
+		if (page.status !== undefined) q = q.where("status", "=", page.status);
+		const offset = page.offset ?? 0;
+		if (!offset && page.limit === undefined) return (await q.orderBy("created", "desc").orderBy("id").execute()).map((r) => taskOf<S>(r));
+		const ranked = q.select((eb) => eb.fn.agg<number>("row_number").over((ob) => ob.partitionBy("job_id").orderBy("created", "desc").orderBy("id")).as("rank"));
+		let w = this.db.kysely.selectFrom(ranked.as("t")).selectAll().where("t.rank", ">", offset);
+		if (page.limit !== undefined) w = w.where("t.rank", "<=", offset + page.limit);
+		return (await w.orderBy("t.created", "desc").orderBy("t.id").execute()).map((r) => taskOf<S>(r));
 	}
 
 	/** Tasks matching every given criterion, newest first. */

@@ -3,9 +3,10 @@
 // with what search derived from them, so that only the derived parts need keeping current:
 // - names: written from `tree.changed` (create, move/rename) by every replica (an idempotent upsert), and compared
 //   with nodes.name at start (`staleNames`) to catch the renames and creates missed while no replica ran;
-// - text: a replica claims a (file, etag) before reading it (`claimText`: one conditional upsert, so that of
-//   several replicas receiving the same event one reads the file), then stores its words (`setText`, only if the
-//   file still has that etag). `staleTexts` finds what was missed (new etag, never read, claim abandoned).
+// - text: a replica claims files at their etags before reading them (`claimTexts`: one conditional upsert, so
+//   that of several replicas receiving the same event one reads a file), then stores their words (`setTexts`,
+//   only for the files that still have that etag). `staleTexts` finds what was missed (new etag, never read,
+//   claim abandoned).
 // Deletes need nothing: both tables cascade from nodes.
 //
 // Reads come a page at a time (`rows`), keyed on what the chosen access path returns in order, so that a search
@@ -201,31 +202,30 @@ export class SearchRepo {
 		return rows.map((r) => r.uuid);
 	}
 
-	/** claimTexts for one file: whether this caller is to read it. */
-	async claimText(uuid: string, etag: string, staleAfterMs = 600_000): Promise<boolean> {
-		return (await this.claimTexts([{ uuid, etag }], staleAfterMs)).length === 1;
-	}
-
 	/**
-	 * Stores the words of files claimed at `etag` (null: no text), in one transaction; a file with another etag
-	 * since (a newer claim) or gone is left alone. How many were stored.
+	 * Stores the words of files claimed at `etag` (null or none: no text), one UPDATE for 500 files, in one
+	 * transaction; a file with another etag since (a newer claim) or gone is left alone. How many were stored.
 	 */
 	async setTexts(items: readonly { uuid: string; etag: string; words: readonly string[] | null }[]): Promise<number> {
 		if (!items.length) return 0;
+		// A file given twice at one etag: its last words, as the writes one after the other stored them.
+		const last = new Map(items.map((it) => [`${it.uuid}\n${it.etag}`, it]));
+		const rows = [...last.values()].map((it) => ({ uuid: it.uuid, etag: it.etag, words: !it.words?.length ? null : this.pg ? it.words : it.words.join(" ") }));
 		return this.db.transaction(async (trx) => {
 			let n = 0;
-			for (const it of items) {
-				const value = !it.words || !it.words.length ? null : this.pg ? sql`${[...it.words]}::text[]` : it.words.join(" ");
-				const r = await sql`update search_text set words = ${value}, claimed_at = null where uuid = ${it.uuid} and etag = ${it.etag}`.execute(trx);
+			for (let i = 0; i < rows.length; i += 500) {
+				const json = JSON.stringify(rows.slice(i, i + 500));
+				const r = this.pg
+					? await sql`update search_text t set words = v.words, claimed_at = null
+						from jsonb_to_recordset(${json}::jsonb) as v(uuid text, etag text, words text[])
+						where t.uuid = v.uuid and t.etag = v.etag`.execute(trx)
+					: await sql`update search_text set words = v.value ->> 'words', claimed_at = null
+						from json_each(${json}) v
+						where search_text.uuid = v.value ->> 'uuid' and search_text.etag = v.value ->> 'etag'`.execute(trx);
 				n += Number(r.numAffectedRows ?? 0);
 			}
 			return n;
 		});
-	}
-
-	/** setTexts for one file: whether its words were stored. */
-	async setText(uuid: string, etag: string, words: readonly string[] | null): Promise<boolean> {
-		return (await this.setTexts([{ uuid, etag, words }])) === 1;
 	}
 
 	/**

@@ -37,15 +37,20 @@ export const DEFAULT_ROLES: readonly Role[] = [
 /** How many times a PUT that lost a create race is redone as an update. */
 const PUT_ATTEMPTS = 3;
 
-export function matchesRole(r: Role, q: RoleQuery): boolean {
-	let ok = true;
-	if (q.Uuid?.length) ok &&= q.Uuid.includes(r.Uuid);
-	if (q.Label) ok &&= wildcard(q.Label.includes("*") ? q.Label : `*${q.Label}*`).test(r.Label ?? "");
-	if (q.IsTeam) ok &&= !!r.IsTeam;
-	if (q.IsGroupRole) ok &&= !!r.GroupRole;
-	if (q.IsUserRole) ok &&= !!r.UserRole;
-	if (q.HasAutoApply) ok &&= !!r.AutoApplies?.length;
-	return q.not ? !ok : ok;
+/** One query as a test of roles, its label's wildcard compiled once (a search tests every role against it). */
+export function roleMatcher(q: RoleQuery): (r: Role) => boolean {
+	const label = q.Label ? wildcard(q.Label.includes("*") ? q.Label : `*${q.Label}*`) : undefined;
+	const uuids = q.Uuid?.length ? new Set(q.Uuid) : undefined;
+	return (r) => {
+		let ok = true;
+		if (uuids) ok &&= uuids.has(r.Uuid);
+		if (label) ok &&= label.test(r.Label ?? "");
+		if (q.IsTeam) ok &&= !!r.IsTeam;
+		if (q.IsGroupRole) ok &&= !!r.GroupRole;
+		if (q.IsUserRole) ok &&= !!r.UserRole;
+		if (q.HasAutoApply) ok &&= !!r.AutoApplies?.length;
+		return q.not ? !ok : ok;
+	};
 }
 
 export class RoleAdmin {
@@ -54,8 +59,8 @@ export class RoleAdmin {
 	/** The roles the caller may read that match the queries (OR by default), paged. */
 	async search(user: Identity, p: RoleSearch): Promise<{ Roles: Role[]; Total: number }> {
 		const all = (await this.directory.all()).filter((r) => hasPolicy(r.Policies, user, "READ"));
-		const qs = p.Queries ?? [];
-		const hits = qs.length ? all.filter((r) => (p.Operation === "AND" ? qs.every((q) => matchesRole(r, q)) : qs.some((q) => matchesRole(r, q)))) : all;
+		const matchers = (p.Queries ?? []).map(roleMatcher);
+		const hits = matchers.length ? all.filter((r) => (p.Operation === "AND" ? matchers.every((m) => m(r)) : matchers.some((m) => m(r)))) : all;
 		const offset = p.Offset ?? 0;
 		const page = p.Limit ? hits.slice(offset, offset + p.Limit) : hits.slice(offset);
 		return { Roles: page.map((r) => this.present(r, user)), Total: hits.length };

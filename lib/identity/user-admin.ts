@@ -11,7 +11,7 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, TooManyR
 import { defaultPolicies, hasPolicy } from "./resource-policy";
 import type { Role } from "./roles";
 import type { UserDirectory } from "./user-directory";
-import { fullPathOf, isLocked, locksOf, matchesQuery, PRIVATE_ATTRIBUTE, profileOf, publicAttributes, publicUser, type UserDoc, type UserQuery } from "./users";
+import { fullPathOf, isLocked, locksOf, PRIVATE_ATTRIBUTE, profileOf, publicAttributes, publicUser, userMatcher, type UserDoc, type UserQuery } from "./users";
 import { ancestorGroupPaths, checkIdentifier, normalizeGroupPath } from "./validate";
 
 /** Logins that do not exist whose failures are remembered (beyond, the memory starts afresh). */
@@ -180,14 +180,33 @@ export class UserAdmin {
 
 	/** Role uuids in the order they apply: root, groups outermost first, profile roles, assigned, own. */
 	async roleOrder(u: UserDoc): Promise<string[]> {
-		const groups: string[] = [];
-		for (const p of ancestorGroupPaths(u.GroupPath)) {
-			const g = await this.directory.groupByPath(p);
-			if (g) groups.push(g.Uuid);
-		}
-		if (u.IsGroup) return ["ROOT_GROUP", ...groups, u.Uuid];
-		const auto: string[] = await this.roles.autoApplied(profileOf(u));
-		return [...new Set(["ROOT_GROUP", ...groups, ...auto, ...u.Roles, u.Uuid])];
+		return this.roleOrders()(u);
+	}
+
+	/**
+	 * roleOrder for many users (a search's): each group path's groups and each profile's roles (a call to the
+	 * roles service) are looked up once, not once per user.
+	 */
+	private roleOrders(): (u: UserDoc) => Promise<string[]> {
+		const groupsOf = new Map<string, Promise<string[]>>();
+		const autoOf = new Map<string, Promise<string[]>>();
+		const groupRoles = async (path: string): Promise<string[]> => {
+			const groups: string[] = [];
+			for (const p of ancestorGroupPaths(path)) {
+				const g = await this.directory.groupByPath(p);
+				if (g) groups.push(g.Uuid);
+			}
+			return groups;
+		};
+		return async (u) => {
+			let groups = groupsOf.get(u.GroupPath);
+			if (!groups) groupsOf.set(u.GroupPath, (groups = groupRoles(u.GroupPath)));
+			if (u.IsGroup) return ["ROOT_GROUP", ...(await groups), u.Uuid];
+			const profile = profileOf(u);
+			let auto = autoOf.get(profile);
+			if (!auto) autoOf.set(profile, (auto = this.roles.autoApplied(profile)));
+			return [...new Set(["ROOT_GROUP", ...(await groups), ...(await auto), ...u.Roles, u.Uuid])];
+		};
 	}
 
 	async authInfo(u: UserDoc): Promise<AuthInfo> {
@@ -203,7 +222,17 @@ export class UserAdmin {
 
 	/** A user or group as the caller may see it, with its role stack. */
 	async present(u: UserDoc, caller: Identity): Promise<PresentedUser> {
-		const roles: Role[] = await this.roles.getMany(await this.roleOrder(u));
+		return this.view(u, caller, await this.roles.getMany(await this.roleOrder(u)));
+	}
+
+	/** Users and groups as present shows them, with one call to the roles service for all of their roles. */
+	private async presentMany(users: readonly UserDoc[], caller: Identity, roleOrder: (u: UserDoc) => Promise<string[]>): Promise<PresentedUser[]> {
+		const orders = await Promise.all(users.map(roleOrder));
+		const found = new Map((await this.roles.getMany([...new Set(orders.flat())])).map((r: Role) => [r.Uuid, r]));
+		return users.map((u, i) => this.view(u, caller, orders[i].flatMap((uuid) => found.get(uuid) ?? [])));
+	}
+
+	private view(u: UserDoc, caller: Identity, roles: Role[]): PresentedUser {
 		const editable = hasPolicy(u.Policies, caller, "WRITE");
 		const view = publicUser(u);
 		return { ...view, ...(editable ? {} : { Attributes: publicAttributes(view.Attributes as Record<string, string>) }), IsGroup: u.IsGroup, Roles: roles, PoliciesContextEditable: editable };
@@ -217,14 +246,16 @@ export class UserAdmin {
 
 	async search(caller: Identity, p: { Queries?: UserQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND"; CountOnly?: boolean }) {
 		const qs = p.Queries ?? [];
+		const matchers = qs.map((q) => userMatcher(q));
+		const needsRoles = qs.some((q) => q.HasRole);
+		const roleOrder = this.roleOrders();
 		const hits: UserDoc[] = [];
 		for (const u of (await this.directory.all()) as UserDoc[]) {
 			if (!hasPolicy(u.Policies, caller, "READ")) continue;
 			if (!isAdmin(caller) && u.Attributes.hidden === "true") continue;
-			if (qs.length) {
-				const needsRoles = qs.some((q) => q.HasRole);
-				const order = needsRoles ? await this.roleOrder(u) : [];
-				const ok = p.Operation === "AND" ? qs.every((q) => matchesQuery(u, q, order)) : qs.some((q) => matchesQuery(u, q, order));
+			if (matchers.length) {
+				const order = needsRoles ? await roleOrder(u) : [];
+				const ok = p.Operation === "AND" ? matchers.every((m) => m(u, order)) : matchers.some((m) => m(u, order));
 				if (!ok) continue;
 			}
 			hits.push(u);
@@ -233,7 +264,7 @@ export class UserAdmin {
 		hits.sort((a, b) => Number(!!b.IsGroup) - Number(!!a.IsGroup) || (a.Login ?? a.GroupLabel ?? "").localeCompare(b.Login ?? b.GroupLabel ?? ""));
 		const offset = p.Offset ?? 0;
 		const page = p.Limit ? hits.slice(offset, offset + p.Limit) : hits.slice(offset);
-		const shown = await Promise.all(page.map((u) => this.present(u, caller)));
+		const shown = await this.presentMany(page, caller, roleOrder);
 		return { Users: shown.filter((u) => !u.IsGroup), Groups: shown.filter((u) => u.IsGroup), Total: hits.length };
 	}
 

@@ -67,36 +67,39 @@ function durationSeconds(spec: string): number | undefined {
 	return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as "s" | "m" | "h" | "d"];
 }
 
-export function matchesQuery(u: UserDoc, q: UserQuery, roleOrder: string[], now = Date.now() / 1000): boolean {
-	let ok = true;
-	if (q.Uuid) ok &&= u.Uuid === q.Uuid;
-	if (q.Login) {
-		const re = wildcard(q.Login);
-		// Cells: a login ending in "*" also matches the display name.
-		ok &&= re.test(u.Login ?? u.GroupLabel ?? "") || (q.Login.endsWith("*") && re.test(u.Attributes.displayName ?? ""));
-	}
-	if (q.GroupPath !== undefined && q.GroupPath !== "") {
-		const base = q.GroupPath.length > 1 ? q.GroupPath.replace(/\/+$/, "") : "/";
-		ok &&= q.Recursive ? u.GroupPath === base || u.GroupPath.startsWith(base === "/" ? "/" : `${base}/`) : u.GroupPath === base;
-	}
-	if (q.FullPath) ok &&= fullPathOf(u) === q.FullPath.replace(/\/+$/, "");
-	if (q.AttributeName) {
-		const v = u.Attributes[q.AttributeName];
-		ok &&= q.AttributeAnyValue ? v !== undefined : q.AttributeValue !== undefined && v !== undefined && wildcard(q.AttributeValue).test(v);
-	}
-	if (q.NodeType === "USER") ok &&= !u.IsGroup;
-	if (q.NodeType === "GROUP") ok &&= !!u.IsGroup;
-	if (q.HasRole) ok &&= roleOrder.includes(q.HasRole);
-	if (q.HasProfile) ok &&= !u.IsGroup && profileOf(u) === q.HasProfile;
-	if (q.ConnectedSince) {
-		const m = /^([<>])(.+)$/.exec(q.ConnectedSince);
-		const secs = m ? durationSeconds(m[2]) : undefined;
-		if (m && secs !== undefined) {
-			const since = now - secs;
-			ok &&= m[1] === "<" ? (u.LastConnected ?? 0) >= since : (u.LastConnected ?? 0) < since;
+/**
+ * One query as a test of users and groups, its wildcards compiled once (a search tests every user against it);
+ * `roleOrder` is the user's role stack, needed by HasRole only.
+ */
+export function userMatcher(q: UserQuery, now = Date.now() / 1000): (u: UserDoc, roleOrder: readonly string[]) => boolean {
+	const login = q.Login ? wildcard(q.Login) : undefined;
+	// Cells: a login ending in "*" also matches the display name.
+	const loginOrName = !!q.Login?.endsWith("*");
+	const value = q.AttributeName && !q.AttributeAnyValue && q.AttributeValue !== undefined ? wildcard(q.AttributeValue) : undefined;
+	const base = q.GroupPath ? (q.GroupPath.length > 1 ? q.GroupPath.replace(/\/+$/, "") : "/") : undefined;
+	const fullPath = q.FullPath ? q.FullPath.replace(/\/+$/, "") : undefined;
+	const connected = q.ConnectedSince ? /^([<>])(.+)$/.exec(q.ConnectedSince) : null;
+	const connectedSecs = connected ? durationSeconds(connected[2]) : undefined;
+	return (u, roleOrder) => {
+		let ok = true;
+		if (q.Uuid) ok &&= u.Uuid === q.Uuid;
+		if (login) ok &&= login.test(u.Login ?? u.GroupLabel ?? "") || (loginOrName && login.test(u.Attributes.displayName ?? ""));
+		if (base !== undefined) ok &&= q.Recursive ? u.GroupPath === base || u.GroupPath.startsWith(base === "/" ? "/" : `${base}/`) : u.GroupPath === base;
+		if (fullPath !== undefined) ok &&= fullPathOf(u) === fullPath;
+		if (q.AttributeName) {
+			const v = u.Attributes[q.AttributeName];
+			ok &&= q.AttributeAnyValue ? v !== undefined : value !== undefined && v !== undefined && value.test(v);
 		}
-	}
-	return q.not ? !ok : ok;
+		if (q.NodeType === "USER") ok &&= !u.IsGroup;
+		if (q.NodeType === "GROUP") ok &&= !!u.IsGroup;
+		if (q.HasRole) ok &&= roleOrder.includes(q.HasRole);
+		if (q.HasProfile) ok &&= !u.IsGroup && profileOf(u) === q.HasProfile;
+		if (connected && connectedSecs !== undefined) {
+			const since = now - connectedSecs;
+			ok &&= connected[1] === "<" ? (u.LastConnected ?? 0) >= since : (u.LastConnected ?? 0) < since;
+		}
+		return q.not ? !ok : ok;
+	};
 }
 
 /** A user or group as a client may see it (`users.byLogin`, `users.byEmail`). */

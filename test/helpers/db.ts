@@ -172,15 +172,17 @@ export function taskRecord(id: string, jobId: string, created: number, over: Par
 }
 
 /**
- * The same database, counting the statements run through it (transactions' own included): what a query-count
- * test measures. `reset()` starts the count again.
+ * The same database, counting the statements run through it (transactions' own included) and the rows they
+ * returned: what a query-count test measures. `reset()` starts the counts again.
  */
-export function countingStatements(db: Db): { db: Db; readonly count: number; reset(): void } {
+export function countingStatements(db: Db): { db: Db; readonly count: number; readonly rows: number; reset(): void } {
 	let count = 0;
+	let rows = 0;
 	const plugin: KyselyPlugin = {
 		transformQuery: (args) => args.node,
 		transformResult: async (args) => {
 			count++;
+			rows += args.result.rows.length;
 			return args.result;
 		},
 	};
@@ -196,6 +198,12 @@ export function countingStatements(db: Db): { db: Db; readonly count: number; re
 		get count() {
 			return count;
 		},
-		reset: () => void (count = 0),
+		get rows() {
+			return rows;
+		},
+		reset: () => {
+			count = 0;
+			rows = 0;
+		},
 	};
 }

@@ -231,6 +231,12 @@ describe("HTTP: user jobs", function () {
 		assert.ok(all.body.Jobs.some((j: { Owner: string }) => j.Owner === "jo"));
 		const running = await node.api("POST", "/a/jobs/user", { LoadTasks: "Running" }, jo);
 		assert.ok(running.body.Jobs.every((j: { Tasks?: unknown[] }) => !j.Tasks));
+		// A page of each job's tasks: the first of them, then the others.
+		const taskIds = (r: typeof mine) => r.body.Jobs.map((j: { ID: string; Tasks?: { ID: string }[] }) => [j.ID, (j.Tasks ?? []).map((t) => t.ID)]);
+		const first = await node.api("POST", "/a/jobs/user", { TasksLimit: 1 }, jo);
+		const rest = await node.api("POST", "/a/jobs/user", { TasksOffset: 1 }, jo);
+		assert.deepEqual(taskIds(first), taskIds(mine).map(([id, ts]: [string, string[]]) => [id, ts.slice(0, 1)]));
+		assert.deepEqual(taskIds(rest), taskIds(mine).map(([id, ts]: [string, string[]]) => [id, ts.slice(1)]));
 		assert.deepEqual((await node.api("POST", "/a/jobs/user", { EventsOnly: true }, jo)).body, {});
 	});
 

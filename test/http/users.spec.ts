@@ -53,6 +53,11 @@ describe("HTTP: users, groups and roles", function () {
 		const roleIds = frank.body.Roles.map((r: { Uuid: string }) => r.Uuid);
 		const group = all.body.Groups.find((g: { GroupLabel: string }) => g.GroupLabel === "sales");
 		assert.deepEqual(roleIds.slice(0, 2), ["ROOT_GROUP", group.Uuid]);
+		const members = await node.api("POST", "/a/user", { Queries: [{ HasRole: group.Uuid }] }, admin);
+		assert.deepEqual([members.body.Users.map((u: { Login: string }) => u.Login), members.body.Groups.map((g: { GroupLabel: string }) => g.GroupLabel)], [["frank"], ["sales"]]);
+		assert.deepEqual(members.body.Users[0].Roles, frank.body.Roles, "the roles a search shows are the user's own");
+		const admins = await node.api("POST", "/a/user", { Queries: [{ HasRole: "ADMINS" }, { HasRole: group.Uuid }], Operation: "OR" }, admin);
+		assert.deepEqual(admins.body.Users.map((u: { Login: string }) => u.Login), ["admin", "frank"]);
 		const count = await node.api("POST", "/a/user", { CountOnly: true }, admin);
 		assert.equal(typeof count.body.Total, "number");
 		assert.equal(count.body.Users, undefined);
@@ -69,6 +74,10 @@ describe("HTTP: users, groups and roles", function () {
 		assert.ok(put.body.Roles.some((r: { Uuid: string }) => r.Uuid === "team-1"));
 		const search = await node.api("POST", "/a/role", { Queries: [{ IsTeam: true }] }, admin);
 		assert.deepEqual(search.body.Roles.map((r: { Uuid: string }) => r.Uuid), ["team-1"]);
+		const byLabel = await node.api("POST", "/a/role", { Queries: [{ Label: "team*" }, { Label: "ADMINISTRATOR" }] }, admin);
+		assert.deepEqual(byLabel.body.Roles.map((r: { Uuid: string }) => r.Uuid).sort(), ["ADMINS", "team-1"]);
+		const holders = await node.api("POST", "/a/user", { Queries: [{ HasRole: "team-1" }] }, admin);
+		assert.deepEqual(holders.body.Users.map((u: { Login: string }) => u.Login), ["frank"]);
 		assert.equal((await node.api("GET", "/a/role/nope", undefined, admin)).status, 404);
 		const del = await node.api("DELETE", "/a/user/sales%2F", undefined, admin);
 		assert.equal(del.status, 200, del.text);

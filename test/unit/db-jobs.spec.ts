@@ -60,6 +60,12 @@ onEveryBackend("JobsRepo (tasks, logs, pruning)", (h) => {
 		assert.deepEqual((await repo.tasks({ ids: ["p1", "w1", "nope"] })).map((t) => t.id), ["w1", "p1"]);
 		assert.deepEqual(await repo.tasks({ ids: [] }), []);
 		assert.deepEqual((await repo.tasksOfJobs(["j1", "j2"])).map((t) => t.id), ["w1", "d1", "p1"]);
+		// A page per job, counted in SQL.
+		assert.deepEqual((await repo.tasksOfJobs(["j1", "j2"], { limit: 1 })).map((t) => t.id), ["w1", "d1"]);
+		assert.deepEqual((await repo.tasksOfJobs(["j1", "j2"], { offset: 1 })).map((t) => t.id), ["p1"]);
+		assert.deepEqual((await repo.tasksOfJobs(["j1", "j2"], { status: "Paused", limit: 5 })).map((t) => t.id), ["p1"]);
+		assert.deepEqual((await repo.tasksOfJobs(["j1", "j2"], { status: "Error" })).map((t) => t.id), ["d1"]);
+		assert.deepEqual(await repo.tasksOfJobs(["j1", "j2"], { offset: 1, limit: 0 }), []);
 		assert.equal(await repo.countActive("alice"), 1);
 		assert.deepEqual((await repo.activeTasks()).map((t) => t.id), ["p1"]);
 	});

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { NodesRepo, type Db } from "../../lib/db";
 import { SearchRepo, type RowQuery, type SearchRow } from "../../lib/db/search";
-import { onEveryBackend } from "../helpers/db";
+import { countingStatements, onEveryBackend } from "../helpers/db";
 
 const entry = (uuid: string, name: string, folded = name.toLowerCase()) => ({ uuid, name, folded, ext: folded.includes(".") ? folded.slice(folded.lastIndexOf(".") + 1) : folded });
 
@@ -75,12 +75,12 @@ onEveryBackend("lib/db SearchRepo", (h) => {
 
 	it("claims a file's text for one reader per etag, stores its words, and finds them", async () => {
 		const id = uuid["docs/notes.txt"];
-		assert.equal(await repo.claimText(id, "etag-docs/notes.txt"), true);
-		assert.equal(await repo.claimText(id, "etag-docs/notes.txt"), false, "claimed by someone else");
-		assert.equal(await repo.setText(id, "stale-etag", ["nope"]), false, "words for another etag are ignored");
-		assert.equal(await repo.setText(id, "etag-docs/notes.txt", ["call", "the", "plumber", "42"]), true);
-		assert.equal(await repo.claimText(id, "etag-docs/notes.txt"), false, "read already");
-		assert.equal(await repo.claimText("no-such-node", "x"), false);
+		assert.deepEqual(await repo.claimTexts([{ uuid: id, etag: "etag-docs/notes.txt" }]), [id]);
+		assert.deepEqual(await repo.claimTexts([{ uuid: id, etag: "etag-docs/notes.txt" }]), [], "claimed by someone else");
+		assert.equal(await repo.setTexts([{ uuid: id, etag: "stale-etag", words: ["nope"] }]), 0, "words for another etag are ignored");
+		assert.equal(await repo.setTexts([{ uuid: id, etag: "etag-docs/notes.txt", words: ["call", "the", "plumber", "42"] }]), 1);
+		assert.deepEqual(await repo.claimTexts([{ uuid: id, etag: "etag-docs/notes.txt" }]), [], "read already");
+		assert.deepEqual(await repo.claimTexts([{ uuid: "no-such-node", etag: "x" }]), []);
 		assert.deepEqual(pathsOf(await all(repo, { candidates: { kind: "words", words: ["plumber", "call"] } })), ["docs/notes.txt"]);
 		assert.deepEqual(pathsOf(await all(repo, { candidates: { kind: "words", words: ["plumb*"] } })), ["docs/notes.txt"]);
 		assert.deepEqual(await all(repo, { candidates: { kind: "words", words: ["plumber", "cat"] } }), []);
@@ -91,15 +91,38 @@ onEveryBackend("lib/db SearchRepo", (h) => {
 		);
 		assert.ok(flagged.every((r) => Number(r.either_hit) === 0));
 		// New content: a new claim, the old words go.
-		assert.equal(await repo.claimText(id, "etag-2"), true);
+		assert.deepEqual(await repo.claimTexts([{ uuid: id, etag: "etag-2" }]), [id]);
 		assert.deepEqual(await all(repo, { candidates: { kind: "words", words: ["plumber"] } }), []);
-		assert.equal(await repo.setText(id, "etag-2", ["leak"]), true);
+		assert.equal(await repo.setTexts([{ uuid: id, etag: "etag-2", words: ["leak"] }]), 1);
 		assert.equal((await all(repo, { candidates: { kind: "words", words: ["leak"] } })).length, 1);
 		// A claim whose reader died is taken over once stale.
 		const md = uuid["docs/100%_done.md"];
-		assert.equal(await repo.claimText(md, "etag-docs/100%_done.md"), true);
+		assert.deepEqual(await repo.claimTexts([{ uuid: md, etag: "etag-docs/100%_done.md" }]), [md]);
 		await new Promise((r) => setTimeout(r, 5));
-		assert.equal(await repo.claimText(md, "etag-docs/100%_done.md", 1), true);
+		assert.deepEqual(await repo.claimTexts([{ uuid: md, etag: "etag-docs/100%_done.md" }], 1), [md]);
+	});
+
+	it("stores a batch's words in one UPDATE, only for the files still at their claimed etag", async () => {
+		const files = ["docs/Annual Report.pdf", "other/report-b.pdf", "docs/big.txt"].map((p) => uuid[p]);
+		const [pdf, other, big] = files;
+		assert.deepEqual((await repo.claimTexts(files.map((f) => ({ uuid: f, etag: `claim-${f}` })))).sort(), [...files].sort());
+		const counted = countingStatements(db);
+		const stored = await new SearchRepo(counted.db).setTexts([
+			{ uuid: pdf, etag: `claim-${pdf}`, words: ["first"] },
+			{ uuid: other, etag: "another-etag", words: ["stale"] },
+			{ uuid: big, etag: `claim-${big}`, words: [] },
+			{ uuid: "no-such-node", etag: "x", words: ["ghost"] },
+			// Given twice: the last words count, as when each was written in turn.
+			{ uuid: pdf, etag: `claim-${pdf}`, words: ["quarterly", "figures", "ünïcode"] },
+		]);
+		assert.equal(stored, 2, "the pdf and the empty text, not the stale etag nor the missing node");
+		assert.equal(counted.count, 1, "one statement for the batch");
+		assert.deepEqual(pathsOf(await all(repo, { candidates: { kind: "words", words: ["quarterly", "ünïcode"] } })), ["docs/Annual Report.pdf"]);
+		assert.deepEqual(await all(repo, { candidates: { kind: "words", words: ["first"] } }), []);
+		assert.deepEqual(await all(repo, { candidates: { kind: "words", words: ["stale"] } }), []);
+		// Read (no text): not claimed again at that etag; the stale-etag file's claim still stands.
+		assert.deepEqual(await repo.claimTexts([{ uuid: big, etag: `claim-${big}` }, { uuid: other, etag: `claim-${other}` }]), []);
+		assert.equal(await repo.setTexts([]), 0);
 	});
 
 	it("lists the files whose text is unread or stale: text by name or mime metadata, small enough", async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Identity } from "../../lib/auth/identity";
 import { ForbiddenError, NotFoundError } from "../../lib/errors";
-import { RoleAdmin } from "../../lib/identity/role-admin";
+import { RoleAdmin, type RoleQuery } from "../../lib/identity/role-admin";
 import { RoleDirectory } from "../../lib/identity/role-directory";
 import { MemRoles } from "../helpers/roles";
 
@@ -86,5 +86,19 @@ describe("RoleAdmin (lib/identity/role-admin)", () => {
 		const page = await roles.search(alice, { Queries: [{ IsTeam: true }], Offset: 1, Limit: 1 });
 		assert.equal(page.Total, 2);
 		assert.equal(page.Roles.length, 1);
+	});
+
+	it("matches labels by substring, or by wildcard when given one, ignoring case, with other characters literal", async () => {
+		const { roles } = setup();
+		await roles.ensureDefaults();
+		for (const [uuid, label] of [["r1", "Sales (EMEA)"], ["r2", "sales.emea"], ["r3", "Salesxemea"], ["r4", "Pre-sales"]]) await roles.put(admin, { Uuid: uuid, Label: label, IsTeam: true });
+		const ids = async (...Queries: RoleQuery[]) => (await roles.search(admin, { Queries })).Roles.map((r) => r.Uuid).sort();
+		assert.deepEqual(await ids({ Label: "SALES" }), ["r1", "r2", "r3", "r4"]);
+		assert.deepEqual(await ids({ Label: "sales.e" }), ["r2"], "a dot is a dot");
+		assert.deepEqual(await ids({ Label: "(emea)" }), ["r1"]);
+		assert.deepEqual(await ids({ Label: "sales*" }), ["r1", "r2", "r3"], "a wildcard anchors the pattern");
+		assert.deepEqual(await ids({ Label: "*EMEA" }), ["r2", "r3"]);
+		assert.deepEqual(await ids({ Label: "sales", Uuid: ["r2", "r4", "ADMINS"] }), ["r2", "r4"]);
+		assert.deepEqual(await ids({ Label: "sales", not: true }, { Uuid: ["r1"] }), ["ADMINS", "EXTERNAL_USERS", "ROOT_GROUP", "r1"]);
 	});
 });

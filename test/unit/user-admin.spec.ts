@@ -20,18 +20,22 @@ onEveryBackend("UserAdmin (lib/identity/user-admin)", (h) => {
 	let admin: Identity;
 	let alice: Identity;
 	const warnings: string[] = [];
+	/** Lookups a search makes per group path or profile, not per user. */
+	const calls = { autoApplied: 0, getMany: 0, groupByPath: 0 };
 
 	before(async () => {
 		roles = new RoleAdmin(new RoleDirectory(new RolesRepo(h().db), async () => undefined));
 		await roles.ensureDefaults();
 		const directory = new UserDirectory(new UsersRepo(h().db), async () => undefined);
+		const groupByPath = directory.groupByPath.bind(directory);
+		directory.groupByPath = (path) => (calls.groupByPath++, groupByPath(path));
 		users = new UserAdmin(
 			directory,
 			{
 				ensure: (r) => roles.directory.ensure(r),
 				delete: (uuids) => roles.directory.delete(uuids),
-				getMany: (uuids) => roles.directory.many(uuids),
-				autoApplied: (profile) => roles.directory.autoApplied(profile),
+				getMany: (uuids) => (calls.getMany++, roles.directory.many(uuids)),
+				autoApplied: (profile) => (calls.autoApplied++, roles.directory.autoApplied(profile)),
 			},
 			() => ({ maxFailed: 3, lockSeconds: 60, delayMaxSeconds: 0 }),
 			(m) => void warnings.push(m),
@@ -97,6 +101,46 @@ onEveryBackend("UserAdmin (lib/identity/user-admin)", (h) => {
 		const shown = await users.get(admin, "alice");
 		assert.deepEqual(shown.Roles.map((r) => r.Uuid), ["ROOT_GROUP", "team-x", alice.Uuid]);
 		assert.equal(shown.PoliciesContextEditable, true);
+	});
+
+	it("searches by role with each group path's and profile's roles looked up once, not once per user", async () => {
+		const sales = await users.put(admin, { Login: "", IsGroup: true, GroupLabel: "sales", GroupPath: "/" });
+		const emea = await users.put(admin, { Login: "", IsGroup: true, GroupLabel: "emea", GroupPath: "/sales" });
+		await users.put(admin, { Login: "sam", Password: "Sam-Pass-123", GroupPath: "/sales", Attributes: { profile: "standard" } });
+		await users.put(admin, { Login: "eve", Password: "Eve-Pass-123", GroupPath: "/sales/emea", Attributes: { profile: "shared" } });
+		await users.put(admin, { Login: "ed", Password: "Ed-Pass-1234", GroupPath: "/sales/emea", Attributes: { profile: "admin" } });
+		const everyone = await users.directory.all();
+		const profiles = new Set(everyone.filter((u) => !u.IsGroup).map((u) => u.Attributes.profile || "standard"));
+		// Per user, as a search used to: the expected hits.
+		const holders = async (role: string) => {
+			const out: string[] = [];
+			for (const u of everyone) if ((await users.roleOrder(u)).includes(role)) out.push(u.Login ?? u.GroupLabel ?? "");
+			return out.sort();
+		};
+		const names = (r: Awaited<ReturnType<UserAdmin["search"]>>) => [...(r.Users ?? []), ...(r.Groups ?? [])].map((u) => String(u.Login ?? u.GroupLabel)).sort();
+		for (const [queries, operation, expected] of [
+			[[{ HasRole: sales.Uuid }], "OR", ["ed", "emea", "eve", "sales", "sam"]],
+			[[{ HasRole: emea.Uuid }, { HasRole: "team-x" }], "OR", ["alice", "ed", "emea", "eve"]],
+			[[{ HasRole: sales.Uuid }, { HasRole: "ADMINS" }], "AND", ["ed"]],
+			[[{ HasRole: "EXTERNAL_USERS", not: true }, { NodeType: "USER" }], "AND", ["admin", "alice", "ed", "sam"]],
+		] as const) {
+			Object.assign(calls, { autoApplied: 0, getMany: 0, groupByPath: 0 });
+			const found = await users.search(admin, { Queries: [...queries], Operation: operation });
+			assert.deepEqual(names(found), expected, JSON.stringify(queries));
+			assert.ok(calls.autoApplied <= profiles.size, `${calls.autoApplied} roles.autoApplied calls for ${profiles.size} profiles`);
+			// "/" has no group above, "/sales" one, "/sales/emea" two.
+			assert.ok(calls.groupByPath <= 3, `${calls.groupByPath} group lookups for 3 group paths`);
+			assert.equal(calls.getMany, 1, "the page's roles in one call");
+			for (const u of [...(found.Users ?? []), ...(found.Groups ?? [])]) {
+				const one = await users.present((await users.directory.byUuid(String(u.Uuid)))!, admin);
+				assert.deepEqual(u.Roles, one.Roles, `${u.Login ?? u.GroupLabel}'s roles as shown alone`);
+			}
+		}
+		// The same as each user's own role stack says.
+		assert.deepEqual(await holders(sales.Uuid), ["ed", "emea", "eve", "sales", "sam"]);
+		assert.deepEqual(await holders(emea.Uuid), ["ed", "emea", "eve"]);
+		assert.deepEqual(await holders("team-x"), ["alice"]);
+		assert.deepEqual(await holders("EXTERNAL_USERS"), ["bob", "eve"]);
 	});
 
 	it("shows and deletes users as their policies allow; a deleted user's role goes with them", async () => {

@@ -6,7 +6,7 @@ import { JobsRepo } from "../../lib/db";
 import { NotFoundError } from "../../lib/errors";
 import { SYSTEM_USER, type JobStore, type TaskStatus } from "../../lib/jobs/model";
 import { UserJobs, type UserJobsDeps } from "../../lib/jobs/user-jobs";
-import { onEveryBackend, taskRecord } from "../helpers/db";
+import { countingStatements, onEveryBackend, taskRecord } from "../helpers/db";
 
 const admin: Identity = { Uuid: "u-admin", Login: "admin", Profile: "admin", GroupPath: "/", Roles: ["ROOT_GROUP", "ADMINS", "u-admin"], TokenKind: "session", ExpiresAt: 2e9 };
 const alice: Identity = { Uuid: "u-alice", Login: "alice", Profile: "standard", GroupPath: "/", Roles: ["ROOT_GROUP", "u-alice"], TokenKind: "session", ExpiresAt: 2e9 };
@@ -138,6 +138,37 @@ onEveryBackend("UserJobs (lib/jobs/user-jobs)", (h) => {
 		assert.deepEqual(await jobs.list(admin, { EventsOnly: true }), { Jobs: [] });
 		const finished = (await jobs.list(alice, { LoadTasks: "Finished" })).Jobs.flatMap((j) => (j.Tasks as { Status: string }[] | undefined) ?? []);
 		assert.ok(finished.length > 0 && finished.every((t) => t.Status === "Finished"));
+	});
+
+	it("lists every job's page of tasks with one statement for the tasks, whatever the number of jobs", async () => {
+		const statuses: TaskStatus[] = ["Finished", "Error", "Finished", "Running", "Finished", "Interrupted", "Finished"];
+		for (let j = 0; j < 6; j++) {
+			const id = `carol-job-${j}`;
+			await repo.createJob({ id, Name: "copy", Label: "Copy", Owner: "carol", OwnerUuid: "u-carol", Params: JSON.parse(copy(j)), User: { Uuid: "u-carol", Login: "carol", Profile: "standard", GroupPath: "/", Roles: [], TokenKind: "session" }, CreatedAt: 6000 + j, ModifiedAt: 6000 + j });
+			// Job j has j + 1 tasks; two of job 5's share a creation time (ordered by id then).
+			for (let t = 0; t <= j; t++) await repo.createTask({ ...taskRecord(`carol-${j}-${t}`, id, j === 5 && t === 4 ? 7003 : 7000 + t, { Owner: "carol" }), Status: statuses[t] });
+		}
+		// Each job's tasks as a list used to take them: all of them, filtered and sliced per job.
+		const expected = async (p: Parameters<UserJobs["list"]>[1]) => {
+			const out: Record<string, string[]> = {};
+			for (const j of await repo.jobs("carol")) {
+				const mine = (await repo.tasksOf(j.id)).filter((t) => !p.LoadTasks || p.LoadTasks === "Any" || t.Status === p.LoadTasks);
+				const start = p.TasksOffset ?? 0;
+				out[j.id] = mine.slice(start, p.TasksLimit ? start + p.TasksLimit : undefined).map((t) => t.id);
+			}
+			return out;
+		};
+		const counted = countingStatements(h().db);
+		const listing = api({ repo: new JobsRepo(counted.db) as JobStore });
+		for (const p of [{}, { LoadTasks: "Finished" }, { TasksLimit: 2 }, { TasksOffset: 1, TasksLimit: 2 }, { LoadTasks: "Finished", TasksOffset: 1 }, { LoadTasks: "Any", TasksOffset: 3, TasksLimit: 0 }, { LoadTasks: "Error", TasksLimit: 1 }] as const) {
+			counted.reset();
+			const { Jobs } = await listing.list(admin, { ...p, Owner: "carol" });
+			assert.equal(Jobs.length, 6);
+			const got = Object.fromEntries(Jobs.map((j) => [j.ID as string, ((j.Tasks as { ID: string }[] | undefined) ?? []).map((t) => t.ID)]));
+			assert.deepEqual(got, await expected(p), JSON.stringify(p));
+			assert.equal(counted.count, 2, "the jobs, then all their tasks");
+			assert.equal(counted.rows, 6 + Object.values(got).flat().length, "only the tasks shown are read");
+		}
 	});
 
 	it("answers the caller's logs only, by a query the database pages or one filtered after", async () => {
