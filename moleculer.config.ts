@@ -1,13 +1,17 @@
 // Broker configuration, from the environment. No TRANSPORTER: every service in one process. TRANSPORTER=redis://…
-// (or any Moleculer transporter URL): a cluster where calls are balanced and reads are retried at the caller.
+// (or any Moleculer transporter URL): a cluster where calls are balanced and reads are retried at the caller
+// (lib/cluster/reads), and where a node killed on Redis is dropped at the first request it misses (lib/cluster/redis-transporter).
 import type { BrokerOptions } from "moleculer";
 import { loadConfig } from "./lib/config";
 import { shipperFor } from "./lib/logs/shipper";
 import { AdjustableConsoleLogger } from "./lib/config-tree/log-level";
 import { replCommands } from "./lib/repl/custom-commands";
 import { serveMetricsPort } from "./lib/metrics/port";
+import { readRetry } from "./lib/cluster/reads";
+import { useRedisTransporter } from "./lib/cluster/redis-transporter";
 
 const cfg = loadConfig();
+useRedisTransporter();
 let stopMetricsPort: (() => Promise<void>) | undefined;
 
 const config: BrokerOptions = {
@@ -21,15 +25,9 @@ const config: BrokerOptions = {
 	logLevel: cfg.logLevel === "silent" ? undefined : (cfg.logLevel as BrokerOptions["logLevel"]),
 	serializer: "JSON",
 	requestTimeout: cfg.requestTimeout,
-	// Retries are opt-in per action (`retryPolicy: { enabled: true }` on reads): a write is never replayed.
-	retryPolicy: {
-		enabled: false,
-		retries: 3,
-		delay: 100,
-		maxDelay: 1000,
-		factor: 2,
-		check: (err: Error) => !!(err as { retryable?: boolean }).retryable,
-	},
+	// Actions that declare `read: true` are tried again on another replica when their node fails mid-call (the
+	// caller's middleware); a write is never replayed. Moleculer's own retry policy stays off.
+	middlewares: [readRetry()],
 	registry: { strategy: "RoundRobin", preferLocal: true },
 	heartbeatInterval: cfg.heartbeatInterval,
 	heartbeatTimeout: cfg.heartbeatTimeout,

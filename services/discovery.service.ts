@@ -112,6 +112,7 @@ const DiscoveryService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		peers: {
+			read: true,
 			rest: "GET /config/peers",
 			params: {},
 			async handler(this: This, ctx: Context<unknown, Meta>) {
@@ -161,6 +162,7 @@ const DiscoveryService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		listServices: {
+			read: true,
 			rest: "GET /config/ctl",
 			params: { StatusFilter: { type: "enum", optional: true, values: ["ANY", "STOPPED", "STARTING", "STOPPING", "STARTED"] } },
 			async handler(this: This, ctx: Context<{ StatusFilter?: string }, Meta>) {

@@ -24,6 +24,7 @@ const GraphService: ServiceSchema<ServiceSettingSchema, Record<string, never>, G
 	settings: { rest: "/" },
 	actions: {
 		relation: {
+			read: true,
 			rest: "GET /graph/relation/:UserId",
 			params: { UserId: { type: "string", min: 1, max: 255 } },
 			async handler(this: GraphThis, ctx: Context<{ UserId: string }, Meta>) {
@@ -31,6 +32,7 @@ const GraphService: ServiceSchema<ServiceSettingSchema, Record<string, never>, G
 			},
 		},
 		state: {
+			read: true,
 			rest: "GET /graph/state/:Segment",
 			params: { Segment: { type: "string", min: 1, max: 255 } },
 			async handler(this: GraphThis, ctx: Context<{ Segment: string }, Meta>) {

@@ -47,7 +47,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 		search: {
 			rest: "POST /user",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: searchParams,
 			async handler(this: This, ctx: Context<{ Queries?: UserQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND"; CountOnly?: boolean }, Meta>) {
 				return this.admin.search(requireUser(ctx), ctx.params);
@@ -56,7 +56,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 		get: {
 			rest: "GET /user/:Login",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Login: { type: "string", min: 1, max: 255 } },
 			async handler(this: This, ctx: Context<{ Login: string }, Meta>) {
 				return this.admin.get(requireUser(ctx), ctx.params.Login);
@@ -92,7 +92,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 
 		// ---- internal ----
 		authInfo: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { uuid: "string" },
 			async handler(this: This, ctx: Context<{ uuid: string }>) {
 				const u: UserDoc | undefined = await this.admin.directory.byUuid(ctx.params.uuid);
@@ -106,7 +106,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 			},
 		},
 		byLogin: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { login: "string" },
 			async handler(this: This, ctx: Context<{ login: string }>) {
 				const u = await this.admin.directory.byLogin(ctx.params.login);
@@ -122,7 +122,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 			},
 		},
 		byEmail: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { email: "string" },
 			async handler(this: This, ctx: Context<{ email: string }>) {
 				const u = await this.admin.directory.byEmail(ctx.params.email);
@@ -131,7 +131,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 			},
 		},
 		byUuid: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { uuid: { type: "string", max: 255 } },
 			async handler(this: This, ctx: Context<{ uuid: string }>) {
 				const u = await this.admin.directory.byUuid(ctx.params.uuid);
