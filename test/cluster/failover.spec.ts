@@ -95,7 +95,7 @@ describe("cluster over Redis: reads retried on the other replica when a node is 
 		assert.ok(retried > 0, "no call was retried");
 		assert.ok(detectedMs < 10_000, `the gateway routed to the dead node for ${detectedMs} ms`);
 		assert.deepEqual(failed, [], `reads that failed: ${JSON.stringify(failed.slice(0, 5))}`);
-		assert.ok(reads.length - before > 20, `only ${reads.length - before} reads after the kill`);
+		assert.ok(reads.length - before > 10, `only ${reads.length - before} reads after the kill`);
 		assert.ok(slowest < 5000, `a read took ${slowest} ms`);
 		for (const w of writes) assert.ok(w.status === 200 || w.status === 503, `upload ${w.key}: ${w.status}`);
 		for (const f of folders) {
