@@ -1,5 +1,6 @@
 // Broker configuration, from the environment. No TRANSPORTER: every service in one process. TRANSPORTER=redis://…
-// (or any Moleculer transporter URL): a cluster where calls are balanced and reads are retried at the caller.
+// (or any Moleculer transporter URL): a cluster where calls are balanced and reads are retried at the caller
+// (lib/cluster/reads), and where a node killed on Redis is dropped at the first request it misses (lib/cluster/redis-transporter).
 import type { BrokerOptions } from "moleculer";
 import { loadConfig } from "./lib/config";
 import { shipperFor } from "./lib/logs/shipper";

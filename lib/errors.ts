@@ -95,7 +95,8 @@ export function toRestError(err: unknown): { status: number; body: RestErrorBody
 		status = 400;
 		type = "validation";
 		message = describeValidation(e?.data) || message;
-	} else if (name === "ServiceNotFoundError" || name === "ServiceNotAvailableError" || name === "RequestTimeoutError") {
+	} else if (name === "ServiceNotFoundError" || name === "ServiceNotAvailableError" || name === "RequestTimeoutError" || name === "RequestRejectedError" || name === "BrokerDisconnectedError") {
+		// No node could do it, or the one doing it died (RequestRejectedError): its node's name is not the client's business.
 		status = 503;
 		type = "service.unavailable";
 		message = "Service temporarily unavailable";

@@ -68,7 +68,7 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 		search: {
 			rest: "POST /acl",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: searchParams,
 			async handler(this: AclThis, ctx: Context<SearchParams, Meta>) {
 				requireAdmin(ctx);
@@ -105,7 +105,7 @@ const AclService: ServiceSchema<ServiceSettingSchema, AclMethods, AclVars> = {
 
 		// ---- internal actions (no rest: never published on HTTP) ----
 		find: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { RoleIDs: idList, WorkspaceIDs: idList, NodeIDs: idList, Actions: { type: "array", optional: true, items: "string", max: 1000 } },
 			async handler(this: AclThis, ctx: Context<FindParams, Meta>): Promise<ACL[]> {
 				// A list that is given constrains, even when empty (a user without roles matches nothing).

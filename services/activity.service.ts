@@ -70,6 +70,7 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			},
 		},
 		subscriptions: {
+			read: true,
 			rest: "POST /activity/subscriptions",
 			params: {
 				UserIds: { type: "array", optional: true, items: { type: "string", max: 255 }, max: 100 },
@@ -82,7 +83,7 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 		},
 		// Internal (tree listings: Cells' `user_subscriptions` meta).
 		followed: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { UserId: { type: "string", max: 255 }, ObjectIds: { type: "array", items: { type: "string", max: 255 }, max: 1000 } },
 			async handler(this: ActivityThis, ctx: Context<{ UserId: string; ObjectIds: string[] }>) {
 				const out: Record<string, string[]> = {};

@@ -83,7 +83,7 @@ const AuthService: ServiceSchema<ServiceSettingSchema, AuthMethods, object> = {
 		},
 		resolve: {
 			visibility: "public",
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { token: { type: "string", min: 1, max: 8192 } },
 			async handler(this: AuthThis, ctx: Context<{ token: string }, Meta>): Promise<Identity> {
 				return this.resolve(ctx, ctx.params.token);

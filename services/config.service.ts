@@ -52,6 +52,7 @@ const ConfigService: ServiceSchema<Settings, Methods, Vars> = {
 	settings: { rest: "/", configSchema: NODE_SETTINGS_SCHEMA },
 	actions: {
 		getConfig: {
+			read: true,
 			rest: "GET /config/*FullPath",
 			params: { FullPath: [{ type: "string", max: 2048 }, { type: "array", items: "string", max: 32 }], Data: { type: "string", optional: true, max: 1 << 20 } },
 			async handler(this: This, ctx: Context<{ FullPath: string | string[] }, Meta>) {
@@ -82,6 +83,7 @@ const ConfigService: ServiceSchema<Settings, Methods, Vars> = {
 			},
 		},
 		get: {
+			read: true,
 			params: { Path: { type: "string", max: 2048 } },
 			async handler(this: This, ctx: Context<{ Path: string }>) {
 				return (await this.tree.get(normalizePath(ctx.params.Path))) ?? null;

@@ -44,6 +44,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 	settings: { rest: "/" },
 	actions: {
 		listDataSources: {
+			read: true,
 			rest: "GET /config/datasource",
 			params: {},
 			async handler(this: DsThis, ctx: Context<unknown, Meta>) {
@@ -53,6 +54,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			},
 		},
 		getDataSource: {
+			read: true,
 			rest: "GET /config/datasource/:Name",
 			params: { Name: { type: "string", max: 1024 } },
 			async handler(this: DsThis, ctx: Context<{ Name: string }, Meta>) {
@@ -112,6 +114,7 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			},
 		},
 		listVirtualNodes: {
+			read: true,
 			rest: "GET /config/virtualnodes",
 			params: {},
 			async handler(this: DsThis, ctx: Context<unknown, Meta>) {
@@ -151,28 +154,28 @@ const DataSourcesService: ServiceSchema<ServiceSettingSchema, DsMethods, DsVars>
 			},
 		},
 		get: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { name: { type: "string", max: 255 } },
 			async handler(this: DsThis, ctx: Context<{ name: string }>): Promise<DataSource> {
 				return this.registry.require(ctx.params.name);
 			},
 		},
 		list: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {},
 			async handler(this: DsThis): Promise<DataSource[]> {
 				return this.registry.list();
 			},
 		},
 		virtualNodes: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {},
 			async handler(this: DsThis): Promise<TreeNode[]> {
 				return (await this.registry.virtualNodes()).map(presentVirtualNode);
 			},
 		},
 		resolveVirtual: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {
 				uuid: { type: "string", max: 255 },
 				user: { type: "object", props: { Login: { type: "string", min: 1, max: 255 }, Uuid: str(255), GroupPath: str(4096) } },

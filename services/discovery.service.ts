@@ -97,6 +97,7 @@ const DiscoveryService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		peers: {
+			read: true,
 			rest: "GET /config/peers",
 			params: {},
 			async handler(this: This, ctx: Context<unknown, Meta>) {
@@ -146,6 +147,7 @@ const DiscoveryService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		listServices: {
+			read: true,
 			rest: "GET /config/ctl",
 			params: { StatusFilter: { type: "enum", optional: true, values: ["ANY", "STOPPED", "STARTING", "STOPPING", "STARTED"] } },
 			async handler(this: This, ctx: Context<{ StatusFilter?: string }, Meta>) {

@@ -161,7 +161,7 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 
 		// ---- internal actions (no rest: never published on HTTP) ----
 		keyMaterial: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { id: { type: "string", min: 1, max: 1024 } },
 			async handler(this: EncThis, ctx: Context<{ id: string }>): Promise<string> {
 				const doc = await this.load(ctx.params.id);
@@ -170,7 +170,7 @@ const EncryptionService: ServiceSchema<ServiceSettingSchema, EncMethods, EncVars
 			},
 		},
 		exists: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { id: { type: "string", min: 1, max: 1024 } },
 			async handler(this: EncThis, ctx: Context<{ id: string }>): Promise<boolean> {
 				return (await this.load(ctx.params.id)) !== null;

@@ -46,7 +46,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, FrontendVars> = 
 		bootconf: {
 			rest: "GET /frontend/bootconf",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {},
 			async handler(this: FrontendThis, ctx: Context<Record<string, unknown>, Meta>): Promise<string> {
 				const conf = buildBootConf({ logged: !!ctx.meta.user, validMailer: this.mailerAvailable(), title: await this.core.get().catch(() => undefined) });
@@ -58,7 +58,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, FrontendVars> = 
 		state: {
 			rest: "GET /frontend/state",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {
 				ws: { type: "string", optional: true, max: 255 },
 				lang: { type: "string", optional: true, max: 16 },
@@ -77,7 +77,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, FrontendVars> = 
 		messages: {
 			rest: "GET /frontend/messages/:Lang",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Lang: { type: "string", max: 32 } },
 			handler(ctx: Context<{ Lang: string }, Meta>): string {
 				// Cells answers the flat key -> text map, not the spec's {Messages}: what its web client reads.
@@ -89,7 +89,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, FrontendVars> = 
 		plugins: {
 			rest: "GET /frontend/plugins/:Lang",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Lang: { type: "string", max: 32 } },
 			handler(this: FrontendThis, ctx: Context<{ Lang: string }, Meta>): string {
 				const cfg = loadConfig();
@@ -109,7 +109,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, FrontendVars> = 
 		authState: {
 			rest: "GET /frontend/auth/state",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {},
 			// No Cells spec definition exists for this enterprise route: the answer is the caller's login state.
 			handler(ctx: Context<Record<string, unknown>, Meta>) {
@@ -121,7 +121,7 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, FrontendVars> = 
 		loginConnectors: {
 			rest: "GET /frontend/login/connectors",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {},
 			handler() {
 				// The only way to log in to Cellar is its own password login: no external IdP is wired in.

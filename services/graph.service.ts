@@ -25,6 +25,7 @@ const GraphService: ServiceSchema<ServiceSettingSchema, Record<string, never>, G
 	settings: { rest: "/" },
 	actions: {
 		relation: {
+			read: true,
 			rest: "GET /graph/relation/:UserId",
 			params: { UserId: { type: "string", min: 1, max: 255 } },
 			async handler(this: GraphThis, ctx: Context<{ UserId: string }, Meta>) {
@@ -32,6 +33,7 @@ const GraphService: ServiceSchema<ServiceSettingSchema, Record<string, never>, G
 			},
 		},
 		state: {
+			read: true,
 			rest: "GET /graph/state/:Segment",
 			params: { Segment: { type: "string", min: 1, max: 255 } },
 			async handler(this: GraphThis, ctx: Context<{ Segment: string }, Meta>) {

@@ -75,7 +75,7 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		list: {
 			rest: "POST /jobs/user",
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {
 				Owner: str(), EventsOnly: { type: "boolean", optional: true }, TimersOnly: { type: "boolean", optional: true },
 				LoadTasks: { type: "enum", optional: true, values: [...TASK_STATUSES] }, JobIDs: { type: "array", optional: true, items: "string", max: 1000 },
@@ -97,7 +97,7 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		logs: {
 			rest: "POST /jobs/tasks/logs",
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Query: str(4096), Page: { type: "number", optional: true, integer: true, min: 0 }, Size: { type: "number", optional: true, integer: true, min: 0, max: 10_000 }, Format: str(16) },
 			async handler(this: This, ctx: Context<LogParams, Meta>) {
 				return this.userJobs.logs(requireUser(ctx), ctx.params);

@@ -21,7 +21,7 @@ const MetaService: ServiceSchema<ServiceSettingSchema, object, object> = {
 	actions: {
 		get: {
 			rest: "POST /meta/get/*NodePath",
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { NodePath: nodePath, Namespace: namespaces },
 			async handler(ctx: Context<{ NodePath: string; Namespace?: string[] }, Meta>) {
 				requireUser(ctx);

@@ -51,7 +51,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 	actions: {
 		list: {
 			rest: "POST /policy",
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Filter: { type: "string", optional: true, max: 1024 } },
 			async handler(this: This, ctx: Context<{ Filter?: string }, Meta>) {
 				requireAdmin(ctx);
@@ -97,7 +97,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 
 		listBans: {
 			rest: "GET /policy/ipbans",
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {},
 			async handler(this: This, ctx: Context<Record<string, never>, Meta>) {
 				requireAdmin(ctx);
@@ -141,7 +141,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 
 		listIPs: {
 			rest: "GET /policy/iplists/:Name",
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Name: { type: "string" } },
 			async handler(this: This, ctx: Context<{ Name: string }, Meta>) {
 				requireAdmin(ctx);
@@ -153,7 +153,7 @@ const PolicyService: ServiceSchema<{ rest: string }, Methods, Vars> = {
 
 		/** Internal: what the gateway enforces. REST policies flattened, IP lists, bans in force. */
 		snapshot: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {},
 			async handler(this: This): Promise<AccessSnapshot> {
 				const [groups, ipLists, states] = await Promise.all([this.groups(), this.ipLists(), this.repo.bannedAt(Date.now())]);

@@ -48,7 +48,7 @@ const RolesService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 		search: {
 			rest: "POST /role",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: searchParams,
 			handler(this: This, ctx: Context<RoleSearch, Meta>) {
 				return this.admin.search(requireUser(ctx), ctx.params);
@@ -57,7 +57,7 @@ const RolesService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 		get: {
 			rest: "GET /role/:Uuid",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Uuid: { type: "string", min: 1, max: 128 } },
 			handler(this: This, ctx: Context<{ Uuid: string }, Meta>) {
 				return this.admin.get(requireUser(ctx), ctx.params.Uuid);
@@ -96,14 +96,14 @@ const RolesService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 			},
 		},
 		getMany: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { uuids: { type: "array", items: "string" } },
 			handler(this: This, ctx: Context<{ uuids: string[] }>) {
 				return this.admin.directory.many(ctx.params.uuids);
 			},
 		},
 		autoApplied: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { profile: "string" },
 			handler(this: This, ctx: Context<{ profile: string }>) {
 				return this.admin.directory.autoApplied(ctx.params.profile);

@@ -66,7 +66,7 @@ const SearchService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	actions: {
 		nodes: {
 			rest: "POST /search/nodes",
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {
 				Query: { type: "object", optional: true },
 				Size: { type: "number", optional: true, integer: true, min: 0 },

@@ -60,7 +60,7 @@ const SelectionsService: ServiceSchema<ServiceSettingSchema, SelectionsMethods, 
 			},
 		},
 		get: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { uuid: { type: "string", max: 64 } },
 			async handler(this: SelectionsThis, ctx: Context<{ uuid: string }, Meta>) {
 				const user = requireUser(ctx);

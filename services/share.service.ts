@@ -58,6 +58,7 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		getCell: {
+			read: true,
 			rest: "GET /share/cell/:Uuid",
 			params: { Uuid: uuidParam },
 			async handler(this: This, ctx: Context<{ Uuid: string }, Meta>) {
@@ -85,6 +86,7 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		getLink: {
+			read: true,
 			rest: "GET /share/link/:Uuid",
 			params: { Uuid: uuidParam },
 			async handler(this: This, ctx: Context<{ Uuid: string }, Meta>) {
@@ -99,6 +101,7 @@ const ShareService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		resources: {
+			read: true,
 			rest: "POST /share/resources",
 			params: {
 				ShareType: { type: "enum", optional: true, values: ["ANY", "CELLS", "LINKS"] },

@@ -35,6 +35,7 @@ const TemplatesService: ServiceSchema<ServiceSettingSchema, DataStoresMethods, V
 	settings: { rest: "/" },
 	actions: {
 		list: {
+			read: true,
 			rest: "GET /templates",
 			params: { TemplateType: { type: "string", optional: true, max: 64 } },
 			async handler(this: This, ctx: Context<{ TemplateType?: string }, Meta>) {

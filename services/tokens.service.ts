@@ -80,7 +80,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 			},
 		},
 		getSession: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { sessionId: id },
 			handler(this: TokensThis, ctx: Context<{ sessionId: string }, Meta>) {
 				return this.sessions.get(ctx.params.sessionId);
@@ -192,6 +192,7 @@ const TokensService: ServiceSchema<ServiceSettingSchema, TokensMethods, TokensVa
 			},
 		},
 		list: {
+			read: true,
 			rest: "POST /auth/tokens",
 			params: { ByUser: { type: "string", optional: true, max: 255 }, ByType: { type: "enum", optional: true, values: ["ANY", "PERSONAL", "DOCUMENT"] } },
 			async handler(this: TokensThis, ctx: Context<{ ByUser?: string; ByType?: "ANY" | PatType }, Meta>) {

@@ -83,7 +83,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		stat: {
 			rest: "GET /tree/stat/*Node",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Node: { type: "string", max: 8192 } },
 			async handler(ctx: Context<{ Node: string }, Meta>) {
 				const user = requireUser(ctx);
@@ -97,7 +97,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			// Cells serves both routes with the same handler: the listing of the web UI and of cells-client.
 			rest: ["POST /tree/stats", "POST /meta/bulk/get"],
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: bulkParams,
 			async handler(ctx: Context<BulkParams, Meta>) {
 				const user = requireUser(ctx);
@@ -135,6 +135,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		adminList: {
+			read: true,
 			rest: "POST /tree/admin/list",
 			params: {
 				Node: { type: "object", props: { Path: { type: "string", optional: true, max: 8192 } } },
@@ -149,6 +150,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		adminStat: {
+			read: true,
 			rest: "POST /tree/admin/stat",
 			params: { Node: { type: "object", props: { Path: { type: "string", optional: true, max: 8192 } } }, WithCommits: { type: "boolean", optional: true }, WithExtendedStats: { type: "boolean", optional: true } },
 			async handler(ctx: Context<{ Node: { Path?: string } }, Meta>) {
@@ -262,7 +264,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		// Internal: nodes by uuid as the caller sees them (user metadata, bookmarks, graph); unreadable ones left out.
 		statUuids: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Uuids: { type: "array", items: { type: "string", max: 255 }, max: 1000 } },
 			async handler(ctx: Context<{ Uuids: string[] }, Meta>) {
 				return { Nodes: await this.reader.statUuids(ctx.params.Uuids, requireUser(ctx)) };
@@ -270,14 +272,14 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		},
 		// Internal: the files most recently modified in the caller's workspaces (graph recommendations).
 		recent: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Limit: { type: "number", integer: true, min: 1, max: 1000 } },
 			async handler(ctx: Context<{ Limit: number }, Meta>) {
 				return { Nodes: await this.reader.recent(requireUser(ctx), ctx.params.Limit) };
 			},
 		},
 		roots: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {},
 			async handler(ctx: Context<unknown, Meta>) {
 				const user = requireUser(ctx);
@@ -301,7 +303,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 		// Internal (activity feeds, websocket): where nodes show in the caller's workspaces, with the caller's rights
 		// (node ACLs and token scopes included): only the workspaces where the caller may read the node are listed.
 		visible: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {
 				Nodes: {
 					type: "array",
@@ -343,14 +345,14 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		uuidsAt: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { ds: { type: "string", max: 255 }, paths: { type: "array", items: { type: "string", max: 8192 }, max: 256 } },
 			async handler(ctx: Context<{ ds: string; paths: string[] }>): Promise<(string | null)[]> {
 				return Promise.all(ctx.params.paths.map(async (p) => ((await this.ops.index.get(ctx.params.ds, p)) as NodeDoc | null)?._id ?? null));
 			},
 		},
 		scan: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { after: { type: "string", optional: true }, limit: { type: "number", integer: true, min: 1, max: 10_000 } },
 			async handler(ctx: Context<{ after?: string; limit: number }>) {
 				const docs: NodeDoc[] = await this.ops.index.scan(ctx.params.after, ctx.params.limit);
@@ -360,6 +362,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 
 		// ---- internal, for the share service ----
 		shareNode: {
+			read: true,
 			params: { Uuid: { type: "string", optional: true, max: 255 }, Path: { type: "string", optional: true, max: 8192 }, Any: { type: "boolean", optional: true } },
 			async handler(ctx: Context<{ Uuid?: string; Path?: string; Any?: boolean }, Meta>) {
 				const user = requireUser(ctx);
@@ -425,7 +428,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 
 		// ---- internal, for the /io gateway (which moves the bytes itself, never through the transporter) ----
 		locate: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Path: { type: "string", max: 8192 }, need: { type: "enum", values: ["read", "write"] } },
 			async handler(ctx: Context<{ Path: string; need: "read" | "write" }, Meta>) {
 				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), ctx.params.need);
@@ -458,7 +461,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		listObjects: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Prefix: { type: "string", max: 8192 }, Delimiter: { type: "string", optional: true, max: 16 }, StartAfter: { type: "string", optional: true, max: 8192 }, MaxKeys: { type: "number", integer: true, min: 0, max: 1000 } },
 			async handler(ctx: Context<{ Prefix: string; Delimiter?: string; StartAfter?: string; MaxKeys: number }, Meta>) {
 				const user = requireUser(ctx);

@@ -51,6 +51,7 @@ const UserMetaService: ServiceSchema<ServiceSettingSchema, UserMetaMethods, User
 	settings: { rest: "/" },
 	actions: {
 		listNamespaces: {
+			read: true,
 			rest: "GET /user-meta/namespace",
 			params: {},
 			async handler(this: UserMetaThis, ctx: Context<unknown, Meta>) {
@@ -155,14 +156,14 @@ const UserMetaService: ServiceSchema<ServiceSettingSchema, UserMetaMethods, User
 
 		// ---- internal (lib/contracts/usermeta) ----
 		valuesFor: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { NodeUuids: { type: "array", items: "string", max: 10_000 } },
 			async handler(this: UserMetaThis, ctx: Context<{ NodeUuids: string[] }, Meta>) {
 				return this.meta.valuesFor(requireUser(ctx), ctx.params.NodeUuids);
 			},
 		},
 		nodesMatching: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Namespace: namespace, Equals: { type: "string", optional: true, max: 65536 }, Contains: { type: "string", optional: true, min: 1, max: 1024 }, Limit: { type: "number", optional: true, integer: true, min: 1, max: 10_000 } },
 			async handler(this: UserMetaThis, ctx: Context<{ Namespace: string; Equals?: string; Contains?: string; Limit?: number }, Meta>) {
 				const { Namespace, Equals, Contains, Limit } = ctx.params;
@@ -170,7 +171,7 @@ const UserMetaService: ServiceSchema<ServiceSettingSchema, UserMetaMethods, User
 			},
 		},
 		bookmarkedUuids: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Limit: { type: "number", optional: true, integer: true, min: 1, max: MAX_RESULTS } },
 			async handler(this: UserMetaThis, ctx: Context<{ Limit?: number }, Meta>) {
 				return { NodeUuids: await this.meta.bookmarkedUuids(requireUser(ctx), ctx.params.Limit) };

@@ -48,7 +48,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 		search: {
 			rest: "POST /user",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: searchParams,
 			async handler(this: This, ctx: Context<{ Queries?: UserQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND"; CountOnly?: boolean }, Meta>) {
 				return this.admin.search(requireUser(ctx), ctx.params);
@@ -57,7 +57,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 		get: {
 			rest: "GET /user/:Login",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { Login: { type: "string", min: 1, max: 255 } },
 			async handler(this: This, ctx: Context<{ Login: string }, Meta>) {
 				return this.admin.get(requireUser(ctx), ctx.params.Login);
@@ -93,7 +93,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 
 		// ---- internal ----
 		authInfo: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { uuid: "string" },
 			async handler(this: This, ctx: Context<{ uuid: string }>) {
 				const u: UserDoc | undefined = await this.admin.directory.byUuid(ctx.params.uuid);
@@ -107,7 +107,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 			},
 		},
 		byLogin: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { login: "string" },
 			async handler(this: This, ctx: Context<{ login: string }>) {
 				const u = await this.admin.directory.byLogin(ctx.params.login);
@@ -123,7 +123,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 			},
 		},
 		byEmail: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { email: "string" },
 			async handler(this: This, ctx: Context<{ email: string }>) {
 				const u = await this.admin.directory.byEmail(ctx.params.email);
@@ -132,7 +132,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 			},
 		},
 		byUuid: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { uuid: { type: "string", max: 255 } },
 			async handler(this: This, ctx: Context<{ uuid: string }>) {
 				const u = await this.admin.directory.byUuid(ctx.params.uuid);

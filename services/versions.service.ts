@@ -114,14 +114,14 @@ const VersionsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		list: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { uuid: { type: "string", max: 255 } },
 			async handler(this: This, ctx: Context<{ uuid: string }>): Promise<VersionEntry[]> {
 				return this.keeper.list(ctx.params.uuid);
 			},
 		},
 		locate: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: { uuid: { type: "string", max: 255 }, versionId: { type: "string", max: 255 } },
 			async handler(this: This, ctx: Context<{ uuid: string; versionId: string }>) {
 				return this.keeper.locate(ctx.params.uuid, ctx.params.versionId);

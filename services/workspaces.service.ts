@@ -77,7 +77,7 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 		search: {
 			rest: "POST /workspace",
 			httpCache: true,
-			retryPolicy: { enabled: true },
+			read: true,
 			params: searchParams,
 			async handler(this: WsThis, ctx: Context<SearchParams, Meta>) {
 				const user = requireUser(ctx);
@@ -141,7 +141,7 @@ const WorkspacesService: ServiceSchema<ServiceSettingSchema, WsMethods, WsVars> 
 
 		// ---- internal actions ----
 		accessible: {
-			retryPolicy: { enabled: true },
+			read: true,
 			params: {
 				roles: { type: "array", items: "string", max: 10_000 },
 				forceOverride: { type: "array", optional: true, items: "string", max: 10_000 },

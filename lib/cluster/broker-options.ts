@@ -4,22 +4,20 @@
 // to each other.
 import type { BrokerOptions } from "moleculer";
 import type { CellarConfig } from "../config";
+import { readRetry } from "./reads";
+import { useRedisTransporter } from "./redis-transporter";
 
 export function clusterBrokerOptions(cfg: CellarConfig): BrokerOptions {
+	// Moleculer's runner resolves TRANSPORTER=redis://… by name: ours drops a node Redis says no longer listens.
+	useRedisTransporter();
 	return {
 		namespace: cfg.namespace,
 		transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
 		serializer: "JSON",
 		requestTimeout: cfg.requestTimeout,
-		// Retries are opt-in per action (`retryPolicy: { enabled: true }` on reads): a write is never replayed.
-		retryPolicy: {
-			enabled: false,
-			retries: 3,
-			delay: 100,
-			maxDelay: 1000,
-			factor: 2,
-			check: (err: Error) => !!(err as { retryable?: boolean }).retryable,
-		},
+		// Actions that declare `read: true` are tried again on another replica when their node fails mid-call (the
+		// caller's middleware); a write is never replayed. Moleculer's own retry policy stays off.
+		middlewares: [readRetry()],
 		registry: { strategy: "RoundRobin", preferLocal: true },
 		heartbeatInterval: cfg.heartbeatInterval,
 		heartbeatTimeout: cfg.heartbeatTimeout,
