@@ -127,3 +127,14 @@ export class ServiceUnavailableError extends CellarError {
 		super(message, 503, "service.unavailable");
 	}
 }
+/**
+ * Work this node sheds on purpose (a full queue): a 503, with Retry-After from the gateway. The service is not
+ * failing, so the circuit breaker does not count it (moleculer.config): a burst of refusals must not cut off the
+ * requests the service can still answer.
+ */
+export class BusyError extends CellarError {
+	constructor(message: string) {
+		super(message, 503, BUSY);
+	}
+}
+export const BUSY = "busy";

@@ -3,9 +3,10 @@
  * Uuid = login or user uuid; GLOBAL: a named image such as a logo). Uploads are multipart (`userfile`), checked
  * by content, capped by BINARY_MAX_SIZE, and kept in the store (frontend_binaries), so every node serves them.
  * Calls `users.byLogin` and `users.authInfo` to resolve users, `users.setAttribute` to record the avatar's id in
- * the user's `avatar` attribute, as Cells does. PNG thumbnails (`?dim=`) are kept in a bounded in-memory cache
- * (lib/frontend/binaries ThumbnailCache), dropped on upload and deletion. Consumes `identity.changed` (a deleted
- * user's avatar is removed). Emits nothing.
+ * the user's `avatar` attribute, as Cells does. PNG thumbnails (`?dim=`, rounded up to lib/frontend/binaries
+ * THUMBNAIL_SIZES) are made by worker threads (lib/frontend/thumbnail-pool: a 503 when too many are waiting) and
+ * kept in a bounded in-memory cache (ThumbnailCache), dropped on upload and deletion. Consumes `identity.changed`
+ * (deleted users' avatars are removed, a group's included). Emits nothing.
  */
 
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
@@ -18,9 +19,10 @@ import { BadRequestError, NotFoundError, PayloadTooLargeError } from "../lib/err
 import { boundaryOf } from "../lib/frontend/multipart";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
-import { UPLOAD_FIELD, binaryType, checkCanWrite, checkGlobalName, findGlobal, imageFromUpload, newBinaryId, ThumbnailCache, type StoredBinary } from "../lib/frontend/binaries";
+import { UPLOAD_FIELD, binaryType, BinaryReader, checkCanWrite, checkGlobalName, imageFromUpload, newBinaryId, ThumbnailCache } from "../lib/frontend/binaries";
+import { ThumbnailPool } from "../lib/frontend/thumbnail-pool";
 import { call, type IdentityChange } from "../lib/contracts";
-import { forgetGoneUser } from "../lib/identity/user-gone";
+import { forgetGoneUsers } from "../lib/identity/user-gone";
 
 interface BinaryParams {
 	BinaryType: string;
@@ -31,6 +33,8 @@ interface BinariesVars {
 	db: Db;
 	repo: BinariesRepo;
 	thumbnails: ThumbnailCache;
+	pool: ThumbnailPool;
+	reader: BinaryReader;
 }
 interface BinariesMethods {
 	userOf(ctx: Context<unknown, Meta>, loginOrUuid: string): Promise<{ Uuid: string; Login: string }>;
@@ -55,14 +59,9 @@ const BinariesService: ServiceSchema<ServiceSettingSchema, BinariesMethods, Bina
 			},
 			async handler(this: BinariesThis, ctx: Context<BinaryParams, Meta>): Promise<Buffer> {
 				const kind = binaryType(ctx.params.BinaryType);
-				let b: StoredBinary | null;
-				if (kind === "GLOBAL") b = await findGlobal(this.repo, ctx.params.Uuid);
-				else {
-					const user = await this.userOf(ctx, ctx.params.Uuid);
-					b = await this.repo.byOwner("USER", user.Uuid);
-					if (!b) throw new NotFoundError(`${user.Login} has no avatar`, "binary.notfound");
-				}
-				const out = this.thumbnails.sized(b, ctx.params.dim);
+				const target = kind === "GLOBAL" ? { kind, name: ctx.params.Uuid } : await this.userOf(ctx, ctx.params.Uuid).then((u) => ({ kind, owner: u.Uuid, login: u.Login }));
+				// A thumbnail is of the size `dim` rounds up to (THUMBNAIL_SIZES), not of `dim` itself.
+				const out = await this.reader.read(target, ctx.params.dim);
 				ctx.meta.$responseType = out.mime;
 				// What the client got, since only PNGs are resized: "original" tells it to scale the image itself.
 				if (ctx.params.dim) ctx.meta.$responseHeaders = { "X-Cellar-Thumbnail": out.resized ? "resized" : "original", "Cache-Control": "private, max-age=300" };
@@ -128,19 +127,25 @@ const BinariesService: ServiceSchema<ServiceSettingSchema, BinariesMethods, Bina
 		},
 	},
 	events: {
-		// A deleted user's avatar goes with them (a new account with the same login gets a new uuid anyway).
+		// Deleted users' avatars go with them, a group's users' too (a new account with the same login gets a new
+		// uuid anyway).
 		async "identity.changed"(this: BinariesThis, ctx: Context<IdentityChange>) {
-			await forgetGoneUser(ctx, ctx.params, async (uuid) => {
-				this.thumbnails.forget("USER", uuid);
-				await this.repo.delete("USER", uuid);
+			await forgetGoneUsers(ctx, ctx.params, async (uuids) => {
+				this.thumbnails.forget("USER", uuids);
+				await this.repo.deleteOwners("USER", uuids);
 			}, this.logger);
 		},
 	},
 	created(this: BinariesThis) {
 		this.thumbnails = new ThumbnailCache();
+		this.pool = new ThumbnailPool();
 	},
 	started(this: BinariesThis) {
 		this.repo = new BinariesRepo(this.db);
+		this.reader = new BinaryReader(this.repo, this.thumbnails, (key, png, dim) => this.pool.make(key, png, dim));
+	},
+	async stopped(this: BinariesThis) {
+		await this.pool.close();
 	},
 };
 

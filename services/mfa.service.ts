@@ -2,8 +2,8 @@
  * mfa — users' TOTP second factor (RFC 6238): `POST /frontend/enroll` (EnrollType "totp": setup, verify, disable,
  * status) and `mfa.checkLogin`, which the auth service calls after a password login succeeded. Owns the
  * user_totp table (secrets sealed with a key derived from JWT_SECRET). Emits nothing.
- * Calls `users.byLogin` when an admin acts on another user's factor. Consumes `identity.changed` (a deleted
- * user's factor is removed).
+ * Calls `users.byLogin` when an admin acts on another user's factor. Consumes `identity.changed` (deleted users'
+ * factors are removed, a deleted group's users' included).
  */
 
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
@@ -16,7 +16,7 @@ import { BadRequestError } from "../lib/errors";
 import type { Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { call, type IdentityChange } from "../lib/contracts";
-import { forgetGoneUser } from "../lib/identity/user-gone";
+import { forgetGoneUsers } from "../lib/identity/user-gone";
 
 interface EnrollParams {
 	EnrollType?: string;
@@ -58,9 +58,10 @@ const MfaService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Mfa
 		},
 	},
 	events: {
-		// A deleted user's second factor goes with them (a new account with the same login gets a new uuid anyway).
+		// Deleted users' second factors go with them, a group's users' too (a new account with the same login gets a
+		// new uuid anyway).
 		async "identity.changed"(this: MfaThis, ctx: Context<IdentityChange>) {
-			await forgetGoneUser(ctx, ctx.params, (uuid) => this.factor.forget(uuid), this.logger);
+			await forgetGoneUsers(ctx, ctx.params, (uuids) => this.factor.forget(uuids), this.logger);
 		},
 	},
 	started(this: MfaThis) {

@@ -27,6 +27,8 @@ export interface TotpStore {
 	useStep(userUuid: string, step: number): Promise<boolean>;
 	recordFailure(userUuid: string, limit: number, blockUntil: number): Promise<boolean>;
 	remove(userUuid: string): Promise<boolean>;
+	/** How many of these users had a factor (a deleted group's users: one statement, not one per user). */
+	removeMany(userUuids: string[]): Promise<number>;
 }
 
 export interface EnrollUser {
@@ -170,8 +172,8 @@ export class SecondFactor {
 		return step !== null && step > s.lastStep ? step : null;
 	}
 
-	/** Drops a user's factor whatever its state (the account is gone). */
-	async forget(userUuid: string): Promise<void> {
-		await this.store.remove(userUuid);
+	/** Drops users' factors whatever their state (the accounts are gone). */
+	async forget(userUuids: string[]): Promise<void> {
+		await this.store.removeMany(userUuids);
 	}
 }

@@ -6,6 +6,7 @@ import type { BrokerOptions } from "moleculer";
 import type { CellarConfig } from "../config";
 import { readRetry } from "./reads";
 import { useRedisTransporter } from "./redis-transporter";
+import { BUSY } from "../errors";
 
 export function clusterBrokerOptions(cfg: CellarConfig): BrokerOptions {
 	// Moleculer's runner resolves TRANSPORTER=redis://… by name: ours drops a node Redis says no longer listens.
@@ -27,7 +28,7 @@ export function clusterBrokerOptions(cfg: CellarConfig): BrokerOptions {
 			minRequestCount: 20,
 			windowTime: 60,
 			halfOpenTime: 10_000,
-			check: (err: Error) => ((err as unknown as { code?: number }).code ?? 500) >= 500,
+			check: (err: Error) => ((err as unknown as { code?: number }).code ?? 500) >= 500 && (err as unknown as { type?: string }).type !== BUSY,
 		},
 		validator: true,
 	};

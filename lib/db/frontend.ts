@@ -7,19 +7,32 @@ import type { FrontendBinariesTable, UserTotpTable } from "./schema";
 
 export type BinaryKind = FrontendBinariesTable["kind"];
 
-export interface BinaryRecord {
+/** A binary without its bytes: enough to know which version (the id, renewed by every upload) a name serves. */
+export interface BinaryMetaRecord {
 	kind: BinaryKind;
 	owner: string;
 	id: string;
 	mime: string;
-	data: Buffer;
 	/** Unix seconds. */
 	createdAt: number;
 }
 
-function binaryOf(r: Selectable<FrontendBinariesTable>): BinaryRecord {
-	return { kind: r.kind, owner: r.owner, id: r.id, mime: r.mime, data: Buffer.from(r.data), createdAt: Number(r.created_at) };
+export interface BinaryRecord extends BinaryMetaRecord {
+	data: Buffer;
 }
+
+const META_COLUMNS = ["kind", "owner", "id", "mime", "created_at"] as const;
+
+function metaOf(r: Pick<Selectable<FrontendBinariesTable>, (typeof META_COLUMNS)[number]>): BinaryMetaRecord {
+	return { kind: r.kind, owner: r.owner, id: r.id, mime: r.mime, createdAt: Number(r.created_at) };
+}
+
+function binaryOf(r: Selectable<FrontendBinariesTable>): BinaryRecord {
+	return { ...metaOf(r), data: Buffer.from(r.data) };
+}
+
+/** Owners per `in (…)` list of a statement, well under SQLite's and PostgreSQL's bound on parameters. */
+const OWNERS_PER_STATEMENT = 500;
 
 export class BinariesRepo {
 	constructor(private readonly db: Db) {}
@@ -44,9 +57,29 @@ export class BinariesRepo {
 		return r ? binaryOf(r) : null;
 	}
 
+	/** The binary of (kind, owner) without its bytes: what a kept thumbnail needs to be served. */
+	async metaByOwner(kind: BinaryKind, owner: string): Promise<BinaryMetaRecord | null> {
+		const r = await this.db.kysely.selectFrom("frontend_binaries").select(META_COLUMNS).where("kind", "=", kind).where("owner", "=", owner).executeTakeFirst();
+		return r ? metaOf(r) : null;
+	}
+
+	async metaById(kind: BinaryKind, id: string): Promise<BinaryMetaRecord | null> {
+		const r = await this.db.kysely.selectFrom("frontend_binaries").select(META_COLUMNS).where("kind", "=", kind).where("id", "=", id).executeTakeFirst();
+		return r ? metaOf(r) : null;
+	}
+
 	async delete(kind: BinaryKind, owner: string): Promise<boolean> {
-		const r = await this.db.kysely.deleteFrom("frontend_binaries").where("kind", "=", kind).where("owner", "=", owner).executeTakeFirst();
-		return Number(r.numDeletedRows) > 0;
+		return (await this.deleteOwners(kind, [owner])) > 0;
+	}
+
+	/** Deletes the binaries of these owners (a deleted group's users); how many there were. */
+	async deleteOwners(kind: BinaryKind, owners: string[]): Promise<number> {
+		let n = 0;
+		for (let i = 0; i < owners.length; i += OWNERS_PER_STATEMENT) {
+			const some = owners.slice(i, i + OWNERS_PER_STATEMENT);
+			n += Number((await this.db.kysely.deleteFrom("frontend_binaries").where("kind", "=", kind).where("owner", "in", some).executeTakeFirst()).numDeletedRows);
+		}
+		return n;
 	}
 }
 
@@ -130,7 +163,16 @@ export class TotpRepo {
 	}
 
 	async remove(userUuid: string): Promise<boolean> {
-		const r = await this.db.kysely.deleteFrom("user_totp").where("user_uuid", "=", userUuid).executeTakeFirst();
-		return Number(r.numDeletedRows) > 0;
+		return (await this.removeMany([userUuid])) > 0;
+	}
+
+	/** Removes the factors of these users (a deleted group's); how many there were. */
+	async removeMany(userUuids: string[]): Promise<number> {
+		let n = 0;
+		for (let i = 0; i < userUuids.length; i += OWNERS_PER_STATEMENT) {
+			const some = userUuids.slice(i, i + OWNERS_PER_STATEMENT);
+			n += Number((await this.db.kysely.deleteFrom("user_totp").where("user_uuid", "in", some).executeTakeFirst()).numDeletedRows);
+		}
+		return n;
 	}
 }

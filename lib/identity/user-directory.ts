@@ -24,15 +24,22 @@ export interface UserStore {
 }
 
 /**
- * What changed, for the `identity.changed` broadcast. `deleted`: the logins of the users the change deleted (a
- * user, or those of a group's tree), which services that keep data by login (activity feeds) need once the
- * records are gone.
+ * The users a change deleted (a user, or those of a group's tree), named both ways, since the records are gone
+ * once the event arrives: `deleted` their logins (services keeping data by login: activity feeds), `deletedUuids`
+ * their uuids (services keeping data by uuid: second factors, avatars).
  */
-export type UserChange = { kind: "user"; uuid: string; deleted?: string[] } | { kind: "group"; path: string; deleted?: string[] };
+export interface DeletedUsers {
+	deleted?: string[];
+	deletedUuids?: string[];
+}
 
-/** The logins of the users (not the groups) among deleted records. */
-function loginsOf(docs: UserDoc[]): string[] {
-	return docs.flatMap((d) => (!d.IsGroup && d.Login !== undefined ? [d.Login] : []));
+/** What changed, for the `identity.changed` broadcast. */
+export type UserChange = ({ kind: "user"; uuid: string } & DeletedUsers) | ({ kind: "group"; path: string } & DeletedUsers);
+
+/** The users (not the groups) among deleted records. */
+function deletedUsers(docs: UserDoc[]): Required<DeletedUsers> {
+	const users = docs.flatMap((d) => (!d.IsGroup && d.Login !== undefined ? [{ login: d.Login, uuid: d.Uuid }] : []));
+	return { deleted: users.map((u) => u.login), deletedUuids: users.map((u) => u.uuid) };
 }
 
 interface Snapshot {
@@ -160,7 +167,7 @@ export class UserDirectory {
 	async delete(u: UserDoc): Promise<boolean> {
 		const deleted = await this.store.delete(u.Uuid);
 		this.invalidate();
-		if (deleted) await this.changed({ kind: "user", uuid: u.Uuid, deleted: loginsOf([u]) });
+		if (deleted) await this.changed({ kind: "user", uuid: u.Uuid, ...deletedUsers([u]) });
 		return deleted;
 	}
 
@@ -168,7 +175,7 @@ export class UserDirectory {
 	async deleteGroupTree(path: string): Promise<UserDoc[]> {
 		const victims = await this.store.deleteGroupTree(path);
 		this.invalidate();
-		await this.changed({ kind: "group", path, deleted: loginsOf(victims) });
+		await this.changed({ kind: "group", path, ...deletedUsers(victims) });
 		return victims;
 	}
 }

@@ -19,8 +19,19 @@ onEveryBackend("Front-end repositories", (h) => {
 		assert.equal((await repo.byId("USER", "bbbbbbbbbbbb.jpg"))?.owner, "u1");
 		// The same owner name under the other kind is another image.
 		assert.equal(await repo.byOwner("GLOBAL", "u1"), null);
+		// Without the bytes: what a kept thumbnail is served from.
+		assert.deepEqual(await repo.metaByOwner("USER", "u1"), { kind: "USER", owner: "u1", id: "bbbbbbbbbbbb.jpg", mime: "image/jpeg", createdAt: 200 });
+		assert.deepEqual(await repo.metaById("USER", "bbbbbbbbbbbb.jpg"), await repo.metaByOwner("USER", "u1"));
+		assert.equal(await repo.metaById("USER", "aaaaaaaaaaaa.png"), null);
 		assert.equal(await repo.delete("USER", "u1"), true);
 		assert.equal(await repo.byOwner("USER", "u1"), null);
+		assert.equal(await repo.metaByOwner("USER", "u1"), null);
+		// A deleted group's users, in one call, across statements; other owners and the other kind stay.
+		const owners = Array.from({ length: 1203 }, (_, i) => `g${i}`);
+		for (const owner of ["g0", "g600", "g1202", "other"]) await repo.put({ kind: "USER", owner, id: `${owner}.png`, mime: "image/png", data: bytes, createdAt: 1 });
+		await repo.put({ kind: "GLOBAL", owner: "g0", id: "logo.png", mime: "image/png", data: bytes, createdAt: 1 });
+		assert.equal(await repo.deleteOwners("USER", owners), 3);
+		assert.deepEqual([await repo.metaByOwner("USER", "g600"), (await repo.metaByOwner("USER", "other"))?.id, (await repo.metaByOwner("GLOBAL", "g0"))?.id], [null, "other.png", "logo.png"]);
 	});
 
 	it("moves a TOTP factor pending -> active once, and accepts each step once", async () => {
@@ -47,6 +58,9 @@ onEveryBackend("Front-end repositories", (h) => {
 		assert.equal(await repo.recordFailure("nobody", 3, 1), false);
 		assert.equal(await repo.remove("t1"), true);
 		assert.equal(await repo.get("t1"), null);
+		for (const u of ["t2", "t3", "t4"]) await repo.startPending(u, "sealed", 1);
+		assert.equal(await repo.removeMany(["t2", "t3", "nobody"]), 2);
+		assert.deepEqual([await repo.get("t2"), (await repo.get("t4"))?.userUuid], [null, "t4"]);
 	});
 
 	it("counts users, groups, workspaces, files and their bytes", async () => {

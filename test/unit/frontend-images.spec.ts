@@ -130,35 +130,46 @@ describe("frontend images", () => {
 		assert.throws(() => imageFromUpload("multipart/form-data; boundary=B0UND", upload, 1 << 20), (e: Error & { code?: number }) => e.code === 413 && /8000×6000 pixels: 40 megapixels/.test(e.message));
 	});
 
-	it("keeps thumbnails per binary and dim, least recently used out first, dropped per owner", () => {
+	it("keeps thumbnails per binary and dim, least recently used out first, dropped per owner", async () => {
 		const binary = (owner: string, id: string, width: number): StoredBinary => ({ kind: "USER", owner, id, mime: "image/png", data: encodePng(rgba(width, width, () => [9, 9, 9, 255])), createdAt: 0 });
+		// The worker pool's stand-in: the same code, on this thread, counted.
+		const made: string[] = [];
+		const make = async (key: string, png: Buffer, dim: number) => (made.push(key), pngThumbnail(png, dim));
 		const a = binary("u-a", "a1.png", 64);
 		const cache = new ThumbnailCache(1 << 20, 3);
-		const first = cache.sized(a, 16);
+		const first = await cache.sized(a, 16, make);
 		assert.deepEqual([first.resized, pngSize(first.data)], [true, { width: 16, height: 16 }]);
-		assert.equal(cache.sized(a, 16).data, first.data, "the same buffer: made once");
-		// Already small enough, or not a PNG: the original, the binary's own bytes (not copied into the cache).
-		assert.equal(cache.sized(a, 100).data, a.data);
+		assert.equal((await cache.sized(a, 16, make)).data, first.data, "the same buffer: made once");
+		assert.equal(cache.kept(a, 16), first.data, "found from the binary's metadata alone");
+		assert.equal(made.length, 1);
+		// Already small enough (its header says so, nothing sent to be made), or not a PNG: the original, the
+		// binary's own bytes (not copied into the cache).
+		assert.equal((await cache.sized(a, 100, make)).data, a.data);
+		assert.equal(cache.kept(a, 100), null, "kept as: serve the original");
 		const jpeg: StoredBinary = { ...a, id: "j.jpg", mime: "image/jpeg", data: Buffer.from([0xff, 0xd8, 0xff]) };
-		assert.equal(cache.sized(jpeg, 16).data, jpeg.data);
+		assert.equal((await cache.sized(jpeg, 16, make)).data, jpeg.data);
+		assert.equal(cache.kept(jpeg, 16), undefined);
+		assert.equal(made.length, 1);
 		assert.equal(cache.heldBytes, first.data.length);
 		// A new upload has a new id: its own thumbnail.
 		const a2 = binary("u-a", "a2.png", 32);
-		assert.deepEqual(pngSize(cache.sized(a2, 16).data), { width: 16, height: 16 });
-		assert.notEqual(cache.sized(a2, 16).data, first.data);
+		assert.deepEqual(pngSize((await cache.sized(a2, 16, make)).data), { width: 16, height: 16 });
+		assert.notEqual((await cache.sized(a2, 16, make)).data, first.data);
 		// 3 entries at most: a (16) was used before a (100), so a (100) went when b came in.
-		cache.sized(a, 16);
+		await cache.sized(a, 16, make);
 		const b = binary("u-b", "b.png", 64);
-		cache.sized(b, 8);
+		await cache.sized(b, 8, make);
 		assert.equal(cache.size, 3);
-		assert.equal(cache.sized(a, 16).data, first.data, "recently used, kept");
-		// The owner's binaries replaced or deleted: their thumbnails go, the others' stay.
+		assert.equal((await cache.sized(a, 16, make)).data, first.data, "recently used, kept");
+		// The owner's binaries replaced or deleted: their thumbnails go, the others' stay; several owners at once.
 		cache.forget("USER", "u-a");
 		assert.equal(cache.size, 1);
-		assert.notEqual(cache.sized(a, 16).data, first.data, "made again");
+		assert.notEqual((await cache.sized(a, 16, make)).data, first.data, "made again");
+		cache.forget("USER", ["u-a", "u-b", "u-c"]);
+		assert.deepEqual([cache.size, cache.heldBytes], [0, 0]);
 		// A byte bound smaller than a thumbnail: served, not kept.
 		const tiny = new ThumbnailCache(10);
-		assert.equal(tiny.sized(a, 16).resized, true);
+		assert.equal((await tiny.sized(a, 16, make)).resized, true);
 		assert.deepEqual([tiny.size, tiny.heldBytes], [0, 0]);
 	});
 

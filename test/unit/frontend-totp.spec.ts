@@ -49,6 +49,9 @@ class MemoryStore implements TotpStore {
 	async remove(u: string) {
 		return this.rows.delete(u);
 	}
+	async removeMany(us: string[]) {
+		return us.filter((u) => this.rows.delete(u)).length;
+	}
 }
 
 describe("TOTP", () => {

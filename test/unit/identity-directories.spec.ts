@@ -85,7 +85,7 @@ describe("UserDirectory", () => {
 		assert.equal(store.loads, loads + 1);
 	});
 
-	it("names the logins a deletion removed (services keyed by login forget them), users only", async () => {
+	it("names the logins and uuids a deletion removed (services keyed by either forget them), users only", async () => {
 		const store = new FakeUsers();
 		const changes: UserChange[] = [];
 		const dir = new UserDirectory(store, async (c) => void changes.push(c));
@@ -96,8 +96,8 @@ describe("UserDirectory", () => {
 		assert.equal(await dir.delete(user("ivy")), false);
 		await dir.deleteGroupTree("/ops");
 		assert.deepEqual(changes, [
-			{ kind: "user", uuid: "u-ivy", deleted: ["ivy"] },
-			{ kind: "group", path: "/ops", deleted: ["gus", "hal"] },
+			{ kind: "user", uuid: "u-ivy", deleted: ["ivy"], deletedUuids: ["u-ivy"] },
+			{ kind: "group", path: "/ops", deleted: ["gus", "hal"], deletedUuids: ["u-gus", "u-hal"] },
 		]);
 	});
 
