@@ -64,6 +64,15 @@ function failed(why: string): CellarError {
 	return new CellarError(`The thumbnail could not be made: ${why}`, 500, "thumbnail.failed");
 }
 
+/**
+ * A thread running `file`. A TypeScript file (under tsx: tests, `npm run dev`) is required through tsx's CommonJS
+ * hooks, registered in the thread first: neither mocha's `--require` nor `--import tsx`'s ESM hooks reach a worker.
+ */
+function workerFor(file: string): Worker {
+	if (!file.endsWith(".ts")) return new Worker(file);
+	return new Worker(`require(${JSON.stringify(require.resolve("tsx/cjs"))}); require(${JSON.stringify(file)});`, { eval: true });
+}
+
 const stopping = () => new ServiceUnavailableError("Thumbnails are not made while the service stops");
 
 export class ThumbnailPool {
@@ -97,8 +106,8 @@ export class ThumbnailPool {
 		const shared = this.inflight.get(key);
 		if (shared) return shared;
 		if (this.closed) return Promise.reject(stopping());
-		const idle = this.slots.some((s) => !s.job) || this.slots.length < this.size;
-		if (!idle && this.queue.length >= this.maxQueue) {
+		const startsNow = this.slots.some((s) => !s.job) || this.slots.length < this.size;
+		if (!startsNow && this.queue.length >= this.maxQueue) {
 			return Promise.reject(new BusyError(`${this.size + this.queue.length} thumbnails are being made on this node: retry in a moment`));
 		}
 		const p = new Promise<Buffer | null>((resolve, reject) => {
@@ -142,9 +151,7 @@ export class ThumbnailPool {
 	}
 
 	private spawn(): Slot {
-		// Under tsx the worker is TypeScript: the thread needs the loader too (the main thread's --require is not inherited).
-		const execArgv = this.workerFile.endsWith(".ts") ? [...process.execArgv, "--require", "tsx/cjs"] : undefined;
-		const slot: Slot = { worker: new Worker(this.workerFile, { execArgv }), job: null };
+		const slot: Slot = { worker: workerFor(this.workerFile), job: null };
 		this.started++;
 		this.slots.push(slot);
 		// A pool left open never keeps the process alive.

@@ -17,7 +17,7 @@ const channel = new BroadcastChannel("thumbnail-test");
 channel.unref();
 const held = new Map<string, () => void>();
 channel.onmessage = (e) => {
-	const m = (e as MessageEvent<HoldMessage>).data;
+	const m = (e as { data: HoldMessage }).data;
 	if (m.release) held.get(m.release)?.();
 };
 

@@ -1,8 +1,10 @@
 // Avatars and logos through the real gateway: multipart uploads checked by content, who may write what, PNG
-// thumbnails with ?dim (kept, renewed on upload), and the refusals (SVG, not an image, too big in bytes or in pixels,
-// someone else's avatar, GLOBAL for users).
+// thumbnails with ?dim (rounded up to the thumbnail sizes, kept, renewed on upload, made off the event loop), and the
+// refusals (SVG, not an image, too big in bytes or in pixels, someone else's avatar, GLOBAL for users); deleted
+// users' avatars, a deleted group's users' included, go.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
+import { crc32, deflateSync } from "node:zlib";
 import { encodePng, pngSize } from "../../lib/frontend/images";
 import { acquireDatabase } from "../../lib/db/shared";
 import { BinariesRepo } from "../../lib/db/frontend";
@@ -11,6 +13,29 @@ function png(width: number, height: number): Buffer {
 	const data = Buffer.alloc(width * height * 4);
 	for (let i = 0; i < width * height; i++) data.set([i % 256, (i * 7) % 256, 200, 255], i * 4);
 	return encodePng({ width, height, data });
+}
+
+/**
+ * A width×height RGBA PNG of zeros whose rows all use the Paeth filter: a small file (the zeros compress), which
+ * takes the decoder a pass of its slowest filter over every byte: seconds at 16 megapixels.
+ */
+function slowPng(width: number, height: number): Buffer {
+	const chunk = (type: string, body: Buffer) => {
+		const head = Buffer.alloc(8);
+		head.writeUInt32BE(body.length);
+		head.write(type, 4, "latin1");
+		const crc = Buffer.alloc(4);
+		crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), body])) >>> 0);
+		return Buffer.concat([head, body, crc]);
+	};
+	const stride = width * 4 + 1;
+	const raw = Buffer.alloc(stride * height);
+	for (let y = 0; y < height; y++) raw[y * stride] = 4;
+	const ihdr = Buffer.alloc(13);
+	ihdr.writeUInt32BE(width, 0);
+	ihdr.writeUInt32BE(height, 4);
+	ihdr.set([8, 6], 8);
+	return Buffer.concat([png(1, 1).subarray(0, 8), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
 }
 
 const JPEG_WITH_EXIF = Buffer.concat([
@@ -70,16 +95,51 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 		assert.ok(r.bytes.equals(image));
 	});
 
-	it("answers a PNG thumbnail for ?dim, keeping the aspect ratio", async () => {
-		const r = await get("/a/frontend/binaries/USER/dave?dim=16", dave);
+	it("answers a PNG thumbnail for ?dim, of the size it rounds up to, keeping the aspect ratio", async () => {
+		assert.equal((await upload("/a/frontend/binaries/USER/dave", dave, png(128, 64))).status, 200);
+		const r = await get("/a/frontend/binaries/USER/dave?dim=20", dave);
 		assert.equal(r.status, 200);
 		assert.equal(r.type, "image/png");
 		assert.equal(r.thumb, "resized");
-		assert.deepEqual(pngSize(r.bytes), { width: 16, height: 8 });
-		// Kept, not made again: the same bytes; a new upload's thumbnail is the new image's.
-		assert.ok((await get("/a/frontend/binaries/USER/dave?dim=16", dave)).bytes.equals(r.bytes));
-		assert.equal((await upload("/a/frontend/binaries/USER/dave", dave, png(32, 64))).status, 200);
-		assert.deepEqual(pngSize((await get("/a/frontend/binaries/USER/dave?dim=16", dave)).bytes), { width: 8, height: 16 });
+		// 20 asked: 32, the smallest thumbnail size.
+		assert.deepEqual(pngSize(r.bytes), { width: 32, height: 16 });
+		// Kept, not made again: the same bytes, for any dim of that size; a new upload's thumbnail is the new image's.
+		assert.ok((await get("/a/frontend/binaries/USER/dave?dim=32", dave)).bytes.equals(r.bytes));
+		assert.equal((await upload("/a/frontend/binaries/USER/dave", dave, png(64, 128))).status, 200);
+		assert.deepEqual(pngSize((await get("/a/frontend/binaries/USER/dave?dim=16", dave)).bytes), { width: 16, height: 32 });
+		// 100 asked: 128, the image's own size: the original.
+		const whole = await get("/a/frontend/binaries/USER/dave?dim=100", dave);
+		assert.deepEqual([whole.thumb, pngSize(whole.bytes)], ["original", { width: 64, height: 128 }]);
+	});
+
+	it("makes a large thumbnail off the event loop: the node answers meanwhile", async () => {
+		const big = slowPng(4000, 4000);
+		const up = await upload("/a/frontend/binaries/GLOBAL/big", admin, big, "big.png");
+		assert.equal(up.status, 200, up.text);
+		let done = false;
+		const thumb = get("/a/frontend/binaries/GLOBAL/big?dim=64").finally(() => (done = true));
+		// Health probes while it is being made, each timed from its sending to its answer.
+		const probes: number[] = [];
+		while (!done) {
+			const t = performance.now();
+			const h = await fetch(`${node.url}/healthz`);
+			await h.arrayBuffer();
+			if (!done) probes.push(performance.now() - t);
+			assert.equal(h.status, 200);
+			await new Promise((r) => setTimeout(r, 20));
+		}
+		const r = await thumb;
+		assert.equal(r.status, 200);
+		assert.deepEqual([r.thumb, pngSize(r.bytes)], ["resized", { width: 64, height: 64 }]);
+		assert.ok(probes.length >= 5, `the thumbnail took a while (${probes.length} probes answered meanwhile)`);
+		// Made on the event loop, the decode held every probe for its whole length (seconds: one probe, 2-7 s, on the
+		// 2-core build machine). Off it, they are answered in milliseconds; the machine's other load may delay a few.
+		const sorted = [...probes].sort((x, y) => x - y);
+		const p95 = sorted[Math.floor(sorted.length * 0.95)];
+		const slowest = sorted[sorted.length - 1];
+		if (process.env.SHOW_PROBES) console.log(`${probes.length} probes: median ${sorted[sorted.length >> 1].toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, slowest ${slowest.toFixed(1)} ms`);
+		assert.ok(p95 < 100, `95% of the probes answered within 100 ms (p95 ${p95.toFixed(1)} ms of ${probes.length})`);
+		assert.ok(slowest < 1000, `none waited for the decode (slowest ${slowest.toFixed(1)} ms)`);
 	});
 
 	it("refuses a PNG of more than 40 megapixels with 413, however small its file", async () => {
@@ -168,5 +228,33 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 			await shared.release();
 		}
 		assert.equal((await get(`/a/frontend/binaries/USER/${erin.body.Uuid}`, admin)).status, 404);
+	});
+
+	it("removes the avatars of a deleted group's users", async () => {
+		assert.equal((await node.api("PUT", "/a/user/crew", { IsGroup: true, GroupPath: "/", GroupLabel: "crew" }, admin)).status, 200);
+		const uuids: string[] = [];
+		for (const login of ["gil", "hana"]) {
+			const u = await node.api("PUT", `/a/user/${login}`, { Login: login, GroupPath: "/crew", Password: "Some-Pass-1234", Attributes: { profile: "standard" } }, admin);
+			assert.equal(u.status, 200, u.text);
+			uuids.push(u.body.Uuid);
+			assert.equal((await upload(`/a/frontend/binaries/USER/${login}`, admin, png(80, 80))).status, 200);
+			// A kept thumbnail too: it must not outlive the avatar.
+			assert.equal((await get(`/a/frontend/binaries/USER/${u.body.Uuid}?dim=32`, admin)).thumb, "resized");
+		}
+		assert.equal((await node.api("DELETE", "/a/user/crew%2F", undefined, admin)).status, 200);
+		const shared = await acquireDatabase({ dataDir: node.dataDir });
+		try {
+			const repo = new BinariesRepo(shared.db);
+			let left = uuids.length;
+			for (let i = 0; i < 50 && left; i++) {
+				await new Promise((r) => setTimeout(r, 50));
+				left = (await Promise.all(uuids.map((u) => repo.metaByOwner("USER", u)))).filter(Boolean).length;
+			}
+			assert.equal(left, 0);
+			assert.ok(await repo.metaByOwner("USER", (await node.api("GET", "/a/user/dave", undefined, admin)).body.Uuid), "other avatars stay");
+		} finally {
+			await shared.release();
+		}
+		for (const u of uuids) assert.equal((await get(`/a/frontend/binaries/USER/${u}?dim=32`, admin)).status, 404);
 	});
 });

@@ -1,6 +1,6 @@
 // TOTP second factor through the real gateway: a user enrols (setup, verify with a code computed here from the
 // secret), then a password alone no longer logs in, a current code does (once), personal tokens keep working,
-// and the secret is never shown again; a deleted user's factor goes with them.
+// and the secret is never shown again; a deleted user's factor goes with them, a deleted group's users' too.
 import assert from "node:assert/strict";
 import { startNode, type TestNode } from "../helpers/node";
 import { hotp, stepAt } from "../../lib/auth/totp";
@@ -113,6 +113,35 @@ describe("HTTP: TOTP enrolment and login", function () {
 			}
 			assert.equal(row, null);
 			assert.equal((await repo.get(uuids.vic))?.status, "pending", "other users' factors stay");
+		} finally {
+			await shared.release();
+		}
+	});
+
+	it("removes the factors of a deleted group's users", async () => {
+		const PASS = "Other-Pass-1234";
+		assert.equal((await node.api("PUT", "/a/user/night", { IsGroup: true, GroupPath: "/", GroupLabel: "night" }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/night%2Fshift", { IsGroup: true, GroupPath: "/night", GroupLabel: "shift" }, admin)).status, 200);
+		const uuids: Record<string, string> = {};
+		for (const [login, group] of [["wes", "/night"], ["xia", "/night/shift"], ["yann", "/"]]) {
+			const u = await node.api("PUT", `/a/user/${login}`, { Login: login, GroupPath: group, Password: PASS, Attributes: { profile: "standard" } }, admin);
+			assert.equal(u.status, 200, u.text);
+			uuids[login] = u.body.Uuid;
+			assert.equal((await enroll(await node.login(login, PASS), { step: "setup" })).status, 200);
+		}
+		// The group and its subgroup, with their users.
+		const del = await node.api("DELETE", "/a/user/night%2F", undefined, admin);
+		assert.equal(del.status, 200, del.text);
+		const shared = await acquireDatabase({ dataDir: node.dataDir });
+		try {
+			const repo = new TotpRepo(shared.db);
+			let left = 2;
+			for (let i = 0; i < 50 && left; i++) {
+				await new Promise((r) => setTimeout(r, 50));
+				left = (await Promise.all([repo.get(uuids.wes), repo.get(uuids.xia)])).filter(Boolean).length;
+			}
+			assert.equal(left, 0);
+			assert.equal((await repo.get(uuids.yann))?.status, "pending", "users outside the group keep theirs");
 		} finally {
 			await shared.release();
 		}

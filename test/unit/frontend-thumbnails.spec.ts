@@ -54,7 +54,7 @@ describe("thumbnail pool (lib/frontend/thumbnail-pool)", function () {
 	describe("with a worker held by the test", () => {
 		const channel = new BroadcastChannel("thumbnail-test");
 		const started: HoldMessage[] = [];
-		channel.onmessage = (e) => void started.push((e as MessageEvent<HoldMessage>).data);
+		channel.onmessage = (e) => void started.push((e as { data: HoldMessage }).data);
 		after(() => channel.close());
 		beforeEach(() => void (started.length = 0));
 		const release = (name: string) => channel.postMessage({ release: name } satisfies HoldMessage);
