@@ -8,6 +8,9 @@ import { encodePng, pngSize, pngThumbnail } from "../../lib/frontend/images";
 import { ThumbnailPool } from "../../lib/frontend/thumbnail-pool";
 import { BinaryReader, ThumbnailCache, thumbnailDim, type BinaryMeta, type BinaryStore, type BinaryType, type StoredBinary } from "../../lib/frontend/binaries";
 import type { HoldMessage } from "../helpers/thumbnail-test-worker";
+import { clusterBrokerOptions } from "../../lib/cluster/broker-options";
+import { loadConfig } from "../../lib/config";
+import { toRestError } from "../../lib/errors";
 
 const TEST_WORKER = join(__dirname, "..", "helpers", "thumbnail-test-worker.ts");
 
@@ -76,7 +79,12 @@ describe("thumbnail pool (lib/frontend/thumbnail-pool)", function () {
 			// One may wait; the next is refused, saying so, with the status the gateway adds Retry-After to.
 			const c = p.make("c", Buffer.from("hold:c"), 64);
 			assert.equal(p.queued, 1);
-			await assert.rejects(p.make("d", Buffer.from("hold:d"), 64), (e: Error & { code?: number; type?: string }) => e.code === 503 && e.type === "busy" && /retry in a moment/.test(e.message));
+			const busy = await p.make("d", Buffer.from("hold:d"), 64).then(() => assert.fail("accepted past the queue"), (e: Error) => e);
+			assert.deepEqual(toRestError(busy), { status: 503, body: { Code: "busy", Title: busy.message, Detail: `Service Unavailable: ${busy.message}` } });
+			assert.match(busy.message, /^3 thumbnails are being made on this node: retry in a moment$/);
+			// Shedding load is not failing: the circuit breaker does not count it against the service.
+			const breaker = clusterBrokerOptions(loadConfig()).circuitBreaker;
+			assert.deepEqual([breaker?.check?.(busy), breaker?.check?.(new Error("a failure"))], [false, true]);
 			// A key waiting in the queue is shared too, and does not count twice.
 			assert.equal(p.make("c", Buffer.from("hold:c"), 64), c);
 			release("a");
