@@ -91,6 +91,8 @@ export function decodePng(buf: Buffer): Rgba | null {
 		const body = buf.subarray(i + 8, i + 8 + len);
 		if (body.length !== len) return null;
 		if (type === "IHDR") {
+			// A truncated header is a damaged file, not a server error: no thumbnail, the original is served.
+			if (len < 13) return null;
 			width = body.readUInt32BE(0);
 			height = body.readUInt32BE(4);
 			depth = body[8];

@@ -47,6 +47,9 @@ describe("frontend images", () => {
 		const ihdr = Buffer.from([0, 0, 0, 2, 0, 0, 0, 1, 8, 3, 0, 0, 0]);
 		const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("PLTE", Buffer.from([255, 0, 0, 0, 0, 255])), chunk("IDAT", deflateSync(Buffer.from([0, 0, 1]))), chunk("IEND", Buffer.alloc(0))]);
 		assert.deepEqual([...(decodePng(png)?.data ?? [])], [255, 0, 0, 255, 0, 0, 255, 255]);
+		// A damaged header (an empty IHDR) decodes to nothing rather than throwing: the original is served.
+		const damaged = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", Buffer.alloc(0)), chunk("IEND", Buffer.alloc(0))]);
+		assert.equal(decodePng(damaged), null);
 	});
 
 	it("reverses every PNG row filter, for grey, RGB, grey+alpha and RGBA", () => {
