@@ -1,9 +1,9 @@
 // OAuth2 clients: the apps Cells ships with (read-only, listed first) and the ones admins register. A registered
-// client's secret is kept only as a scrypt hash (lib/auth/password), so it is shown once, in the answer of the PUT
-// that set it, and never again. Cellar signs users in itself (POST /a/frontend/session) and runs no OAuth2
+// client's secret is kept only as a scrypt hash (lib/auth/password) and never answered: the admin chooses it and
+// sends it in the PUT (Cells' answer to that PUT, entOAuth2ClientResponse, has no field that could carry a
+// generated one, and the gateway answers only what the message defines). Cellar signs users in itself (POST /a/frontend/session) and runs no OAuth2
 // authorization server (/oidc/oauth2/auth, /oidc/oauth2/token): the clients are kept, validated as an
 // authorization server would need them, for the admin console and for exports to a Cells server.
-import { randomBytes } from "node:crypto";
 import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
 import { hashPassword } from "../auth/password";
 import type { OAuth2Repo } from "../db/oauth2";
@@ -135,20 +135,20 @@ export class OAuth2Clients {
 	}
 
 	/**
-	 * Creates or replaces a registered client. A client whose grants authenticate it gets a secret: the one sent,
-	 * else the one it has, else a new one. The answer carries the secret only when this call set it.
+	 * Creates or replaces a registered client. A client whose grants authenticate it needs a secret: the one sent,
+	 * else the one it has. Whether this call set one.
 	 */
-	async put(rawId: string, input: ClientInput): Promise<{ client: OAuth2Client; secret?: string }> {
+	async put(rawId: string, input: ClientInput): Promise<{ client: OAuth2Client; secretSet: boolean }> {
 		const id = checkClientId(rawId);
 		this.refuseBuiltin(id);
 		const { client, needsSecret } = checkClient(id, input);
-		let secret = input.client_secret === undefined || input.client_secret === "" ? undefined : input.client_secret;
+		const secret = input.client_secret || undefined;
 		if (secret !== undefined && (secret.length < MIN_SECRET || secret.length > 1024)) throw new BadRequestError(`client_secret must be ${MIN_SECRET} to 1024 characters`);
 		const existing = await this.deps.repo.client(id);
-		if (secret === undefined && needsSecret && !existing?.secretHash) secret = randomBytes(24).toString("base64url");
+		if (secret === undefined && needsSecret && !existing?.secretHash) throw new BadRequestError(`client_secret is required: the ${client.grant_types?.join(", ")} grant authenticates the client with it`);
 		const secretHash = secret !== undefined ? await hashPassword(secret) : existing?.secretHash;
 		await this.deps.repo.putClient({ client, ...(secretHash ? { secretHash } : {}) }, Date.now());
-		return { client, ...(secret !== undefined ? { secret } : {}) };
+		return { client, secretSet: secret !== undefined };
 	}
 
 	async delete(rawId: string): Promise<void> {

@@ -116,19 +116,19 @@ export function maskConnector(c: OAuth2Connector): OAuth2Connector {
 export interface ConnectorsDeps {
 	repo: OAuth2Repo;
 	/** The name of Cellar's own login (the application title). */
-	title: () => Promise<string>;
+	title: string;
 }
 
 export class OAuth2Connectors {
 	constructor(private readonly deps: ConnectorsDeps) {}
 
-	private async builtin(): Promise<OAuth2Connector> {
-		return { id: BUILTIN_CONNECTOR, name: await this.deps.title(), type: "pydio" };
+	private builtin(): OAuth2Connector {
+		return { id: BUILTIN_CONNECTOR, name: this.deps.title, type: "pydio" };
 	}
 
 	/** Cellar's own login first, then the configured ones, secrets masked. */
 	async list(): Promise<OAuth2Connector[]> {
-		return [await this.builtin(), ...(await this.deps.repo.connectors()).map(maskConnector)];
+		return [this.builtin(), ...(await this.deps.repo.connectors()).map(maskConnector)];
 	}
 
 	async login(): Promise<LoginConnector[]> {
