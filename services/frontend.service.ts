@@ -5,7 +5,8 @@
  * both listing what the cluster's running services offer, and the enterprise login helpers
  * `GET /frontend/auth/state` and `GET /frontend/login/connectors`. Stateless: it owns no data.
  * Consumes (calls): `workspaces.accessible` {roles} -> [{UUID, Slug, Label, Description, Scope, Access}];
- * `config.get` frontend/plugin/core.pydio (APPLICATION_TITLE in bootconf), kept until a `config.changed` touching it.
+ * `config.get` frontend/plugin/core.pydio (APPLICATION_TITLE in bootconf), kept until a `config.changed` touching it;
+ * `oauth2.loginConnectors` {} -> [{Id, Name, Type}] (when the oauth2 service runs).
  * Emits nothing.
  */
 
@@ -120,12 +121,13 @@ const FrontendService: ServiceSchema<Settings, FrontendMethods, FrontendVars> = 
 		},
 		loginConnectors: {
 			rest: "GET /frontend/login/connectors",
-			httpCache: true,
+			// Not from the gateway's response cache: a connector an admin just added or removed shows at once.
 			read: true,
 			params: {},
-			handler() {
-				// The only way to log in to Cellar is its own password login: no external IdP is wired in.
-				return { Connectors: [{ Id: "pydio", Name: APPLICATION_TITLE, Type: "pydio" }] };
+			async handler(this: FrontendThis, ctx: Context<Record<string, never>, Meta>) {
+				// Cellar's own password login, then the connectors admins configured (the oauth2 service's).
+				if (!serviceRuns(this.broker, "oauth2")) return { Connectors: [{ Id: "pydio", Name: APPLICATION_TITLE, Type: "pydio" }] };
+				return { Connectors: await call(ctx, "oauth2.loginConnectors", {}, { retries: 2 }) };
 			},
 		},
 	},

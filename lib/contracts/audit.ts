@@ -15,7 +15,9 @@ export type AuditAction =
 	| "node.delete"
 	| "share.changed"
 	| "template.update"
-	| "template.delete";
+	| "template.delete"
+	| "oauth2.update"
+	| "oauth2.delete";
 
 export interface AuditEntry {
 	action: AuditAction;

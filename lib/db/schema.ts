@@ -501,6 +501,23 @@ export interface MetaTemplatesTable {
 	updated_at: number;
 }
 
+/** A registered OAuth2 client (lib/oauth2/clients): Cells' JSON without the secret, which is only hashed. */
+export interface OAuth2ClientsTable {
+	client_id: string;
+	config: string;
+	secret_hash: string | null;
+	updated_at: number;
+}
+
+/** An OAuth2 connector (lib/oauth2/connectors), listed by position. */
+export interface OAuth2ConnectorsTable {
+	id: string;
+	position: number;
+	type: string;
+	config: string;
+	updated_at: number;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -541,6 +558,8 @@ export interface Database {
 	node_templates: NodeTemplatesTable;
 	node_template_entries: NodeTemplateEntriesTable;
 	meta_templates: MetaTemplatesTable;
+	oauth2_clients: OAuth2ClientsTable;
+	oauth2_connectors: OAuth2ConnectorsTable;
 }
 
 export type TableName = keyof Database;

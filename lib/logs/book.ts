@@ -54,6 +54,8 @@ const AUDIT_TEXT: Record<AuditEntry["action"], string> = {
 	"share.changed": "changed share",
 	"template.update": "saved template",
 	"template.delete": "deleted template",
+	"oauth2.update": "changed OAuth2",
+	"oauth2.delete": "deleted OAuth2",
 };
 
 /** The sentence an audit entry shows as its Msg. */
