@@ -501,6 +501,16 @@ export interface MetaTemplatesTable {
 	updated_at: number;
 }
 
+/** A scheduler template (PUT /a/scheduler/templates/...): its Cells JSON, by kind and name. */
+export interface SchedulerTemplatesTable {
+	kind: "job" | "action" | "selector";
+	name: string;
+	body: string;
+	updated_by: string;
+	/** Unix ms. */
+	updated_at: number;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -541,6 +551,7 @@ export interface Database {
 	node_templates: NodeTemplatesTable;
 	node_template_entries: NodeTemplateEntriesTable;
 	meta_templates: MetaTemplatesTable;
+	scheduler_templates: SchedulerTemplatesTable;
 }
 
 export type TableName = keyof Database;
