@@ -7,6 +7,8 @@ import { BadRequestError } from "../errors";
 import { compileQuery, sortKey, type CompiledQuery, type TreeQuery } from "../search/query";
 import { depthOf, extensionOf, metaValues } from "../search/index";
 import { foldText } from "../strings";
+import { definition } from "../cells/spec";
+import { encode } from "../cells/codec";
 import type { NodesSelector, SelectorRange, ServiceQuery } from "./model";
 
 /** A node as a playground input gives it (treeNode after the gateway's codec). */
@@ -81,6 +83,21 @@ export function compileSelector(sel: NodesSelector, at: string, evaluate: boolea
 		queries,
 		range: compileRange(sel.Range),
 	};
+}
+
+/**
+ * The selector as Cells writes it: its sub-queries are protobuf Any, which the gateway's codec passes as they
+ * came, so their tree.Query fields are encoded here (int64 as strings, enums as names, zero values omitted).
+ */
+export function cellsSelector(sel: NodesSelector): NodesSelector {
+	const subs = sel.Query?.SubQueries;
+	if (!sel.Query || !subs?.length) return sel;
+	const { schema, defs } = definition("treeQuery");
+	const SubQueries = subs.map((sub) => {
+		const { "@type": type, ...fields } = sub;
+		return { "@type": type ?? "type.googleapis.com/tree.Query", ...(encode(fields, schema, defs) as TreeQuery) };
+	});
+	return { ...sel, Query: { ...sel.Query, SubQueries } };
 }
 
 function clauseMatches(n: PlainNode, lname: string, cl: Clause): boolean {

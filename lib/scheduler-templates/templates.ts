@@ -5,8 +5,8 @@
 import { BadRequestError, NotFoundError } from "../errors";
 import type { SchedulerTemplatesRepo } from "../db/scheduler-templates";
 import { checkAction, checkJob } from "./actions";
-import { compileSelector } from "./nodes";
-import { SELECTOR_FIELDS, type ActionTemplate, type Job, type JobAction, type SelectorField, type SelectorTemplate } from "./model";
+import { cellsSelector, compileSelector } from "./nodes";
+import { SELECTOR_FIELDS, type ActionTemplate, type Job, type JobAction, type NodesSelector, type SelectorField, type SelectorTemplate } from "./model";
 
 export interface SchedulerTemplatesDeps {
 	repo: SchedulerTemplatesRepo;
@@ -39,11 +39,17 @@ function checkName(name: string | undefined, what: string): string {
 	return n;
 }
 
-/** The nodes selectors and filters of some actions, checked to compile. */
+/** A nodes selector checked to compile, as Cells writes it. */
+function checkSelector(sel: NodesSelector, at: string): NodesSelector {
+	compileSelector(sel, at, false);
+	return cellsSelector(sel);
+}
+
+/** The nodes selectors and filters of some actions (copies the caller owns), checked and rewritten as Cells writes them. */
 function checkSelectors(actions: { action: JobAction; at: string }[]): void {
 	for (const { action, at } of actions) {
-		if (action.NodesSelector !== undefined) compileSelector(action.NodesSelector, `${at}.NodesSelector`, false);
-		if (action.NodesFilter !== undefined) compileSelector(action.NodesFilter, `${at}.NodesFilter`, false);
+		if (action.NodesSelector !== undefined) action.NodesSelector = checkSelector(action.NodesSelector, `${at}.NodesSelector`);
+		if (action.NodesFilter !== undefined) action.NodesFilter = checkSelector(action.NodesFilter, `${at}.NodesFilter`);
 	}
 }
 
@@ -66,9 +72,9 @@ export class SchedulerTemplates {
 	async putJob(name: string, job: Job | undefined, by: string): Promise<Job> {
 		const n = checkName(name, "Name");
 		if (!job || typeof job !== "object" || Array.isArray(job)) throw new BadRequestError("Job is required: the job definition to keep as a template");
-		checkSelectors(checkJob(job));
-		if (job.NodeEventFilter !== undefined) compileSelector(job.NodeEventFilter, "Job.NodeEventFilter", false);
-		const stored: Job = { ...job, ID: n, Label: (job.Label ?? "").trim() || n };
+		const stored: Job = { ...structuredClone(job), ID: n, Label: (job.Label ?? "").trim() || n };
+		checkSelectors(checkJob(stored));
+		if (stored.NodeEventFilter !== undefined) stored.NodeEventFilter = checkSelector(stored.NodeEventFilter, "Job.NodeEventFilter");
 		await this.deps.repo.put("job", n, stored, by, this.now());
 		return stored;
 	}
@@ -86,8 +92,8 @@ export class SchedulerTemplates {
 	async putAction(t: Partial<ActionTemplate> | undefined, by: string): Promise<ActionTemplate> {
 		const name = checkName(t?.Name, "Template.Name");
 		if (!t?.Action) throw new BadRequestError("Template.Action is required");
-		checkSelectors(checkAction(t.Action));
-		const stored: ActionTemplate = { Name: name, Action: t.Action };
+		const stored: ActionTemplate = { Name: name, Action: structuredClone(t.Action) };
+		checkSelectors(checkAction(stored.Action));
 		await this.deps.repo.put("action", name, stored, by, this.now());
 		return stored;
 	}
@@ -114,8 +120,8 @@ export class SchedulerTemplates {
 		const name = checkName(t?.Name, "Template.Name");
 		const kinds = SELECTOR_FIELDS.filter((f) => t?.[f] !== undefined);
 		if (kinds.length !== 1) throw new BadRequestError(`A selector template holds one selector: one of ${SELECTOR_FIELDS.join(", ")}${kinds.length ? ` (not ${kinds.join(" and ")})` : ""}`);
-		if (t?.NodesSelector) compileSelector(t.NodesSelector, "Template.NodesSelector", false);
 		const stored = { ...t, Name: name } as SelectorTemplate;
+		if (stored.NodesSelector) stored.NodesSelector = checkSelector(stored.NodesSelector, "Template.NodesSelector");
 		await this.deps.repo.put("selector", name, stored, by, this.now());
 		return stored;
 	}
