@@ -1,5 +1,6 @@
 // The scheduler's templates (lib/scheduler-templates): Cells JSON by kind and name. A put is one upsert on the
 // (kind, name) key, so two admins writing the same name end with one row, the last write's.
+import type { Selectable } from "kysely";
 import type { Db } from "./index";
 import type { SchedulerTemplatesTable } from "./schema";
 import { fromJson } from "./sql";
@@ -11,6 +12,11 @@ export interface StoredSchedulerTemplate<T> {
 	body: T;
 	updatedBy: string;
 	updatedAt: number;
+}
+
+function toStored<T>(r: Selectable<SchedulerTemplatesTable>): StoredSchedulerTemplate<T> | null {
+	const body = fromJson<T | null>(r.body, null);
+	return body === null ? null : { name: r.name, body, updatedBy: r.updated_by, updatedAt: Number(r.updated_at) };
 }
 
 export class SchedulerTemplatesRepo {
@@ -29,16 +35,12 @@ export class SchedulerTemplatesRepo {
 	/** The templates of a kind, by name. */
 	async list<T>(kind: SchedulerTemplateKind): Promise<StoredSchedulerTemplate<T>[]> {
 		const rows = await this.db.kysely.selectFrom("scheduler_templates").selectAll().where("kind", "=", kind).orderBy("name").execute();
-		return rows.flatMap((r) => {
-			const body = fromJson<T | null>(r.body, null);
-			return body === null ? [] : [{ name: r.name, body, updatedBy: r.updated_by, updatedAt: Number(r.updated_at) }];
-		});
+		return rows.flatMap((r) => toStored<T>(r) ?? []);
 	}
 
 	async get<T>(kind: SchedulerTemplateKind, name: string): Promise<StoredSchedulerTemplate<T> | null> {
 		const r = await this.db.kysely.selectFrom("scheduler_templates").selectAll().where("kind", "=", kind).where("name", "=", name).executeTakeFirst();
-		const body = r ? fromJson<T | null>(r.body, null) : null;
-		return r && body !== null ? { name: r.name, body, updatedBy: r.updated_by, updatedAt: Number(r.updated_at) } : null;
+		return r ? toStored<T>(r) : null;
 	}
 
 	/** Whether it existed. */
