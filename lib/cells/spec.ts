@@ -13,6 +13,9 @@ export interface Schema {
 	properties?: Record<string, Schema>;
 	additionalProperties?: Schema | boolean;
 	items?: Schema;
+	/** The documents' descriptions of a field (the scheduler's template docs show them). */
+	title?: string;
+	description?: string;
 }
 
 export interface Operation {

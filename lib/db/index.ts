@@ -182,3 +182,4 @@ export { ActivityRepo, type ActivityEntry, type SubscriptionRecord } from "./act
 export { ConfigRepo, type ConfigLeaf } from "./config";
 export { TemplatesRepo } from "./templates";
 export { OAuth2Repo } from "./oauth2";
+export { SchedulerTemplatesRepo, type SchedulerTemplateKind, type StoredSchedulerTemplate } from "./scheduler-templates";

@@ -518,6 +518,16 @@ export interface OAuth2ConnectorsTable {
 	updated_at: number;
 }
 
+/** A scheduler template (PUT /a/scheduler/templates/...): its Cells JSON, by kind and name. */
+export interface SchedulerTemplatesTable {
+	kind: "job" | "action" | "selector";
+	name: string;
+	body: string;
+	updated_by: string;
+	/** Unix ms. */
+	updated_at: number;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -560,6 +570,7 @@ export interface Database {
 	meta_templates: MetaTemplatesTable;
 	oauth2_clients: OAuth2ClientsTable;
 	oauth2_connectors: OAuth2ConnectorsTable;
+	scheduler_templates: SchedulerTemplatesTable;
 }
 
 export type TableName = keyof Database;

@@ -8,6 +8,7 @@ import type { ActionName, EventName } from "../../lib/contracts";
 // action this list lacks, or this list names one the contracts do not have.
 const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"tree.stat": true,
+	"scheduler-templates.job": true,
 	"config.get": true,
 	"config.putConfig": true,
 	"oauth2.loginConnectors": true,

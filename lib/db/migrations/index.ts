@@ -15,6 +15,7 @@ import { configTree } from "./0010-config";
 import { templates } from "./0012-templates";
 import { dropShareLinksOwner } from "./0017-share-links-owner";
 import { oauth2 } from "./0023-oauth2";
+import { schedulerTemplates } from "./0021-scheduler-templates";
 
 export function migrations(dialect: DialectName): Record<string, Migration> {
 	const all: Record<string, Migration> = {
@@ -30,6 +31,7 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
 		"0012-templates": templates(dialect),
 		"0017-share-links-owner": dropShareLinksOwner(),
 		"0023-oauth2": oauth2(dialect),
+		"0021-scheduler-templates": schedulerTemplates(dialect),
 	};
 	// In name order whatever the order above (Kysely applies them by name; callers list them as Kysely does).
 	return Object.fromEntries(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
