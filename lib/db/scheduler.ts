@@ -21,7 +21,7 @@ export interface JobVersion<D> {
 	jobId: string;
 	label: string;
 	definition: D;
-	/** Unix seconds. */
+	/** Unix ms (orders versions saved within a second). */
 	createdAt: number;
 }
 
@@ -38,7 +38,7 @@ export class SchedulerRepo<D> {
 
 	/**
 	 * Creates or replaces a job; the replaced definition becomes version `versionId` (labelled `versionLabel`).
-	 * The previous definition, or null when the job is new.
+	 * The previous definition, or null when the job is new. `now` in unix ms.
 	 */
 	async put(job: { id: string; definition: D; inactive: boolean; nextRun: number | null }, now: number, versionId: string, versionLabel: (previous: D) => string): Promise<D | null> {
 		return this.db.transaction(async (trx) => {

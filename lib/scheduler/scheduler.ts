@@ -87,7 +87,7 @@ export class Scheduler {
 			if (taken) throw new ConflictError(`Hook slug ${taken.ApiSlug} is already used by job ${other.id}`);
 		}
 		const stored: StoredJob = { job, user: snapshotOf(admin) };
-		const previous = await repo.put({ id: job.ID, definition: stored, inactive: !!job.Inactive, nextRun: this.firstRun(job) }, secs(now), this.deps.uuid(), (p) => p.job.Label);
+		const previous = await repo.put({ id: job.ID, definition: stored, inactive: !!job.Inactive, nextRun: this.firstRun(job) }, now, this.deps.uuid(), (p) => p.job.Label);
 		await this.deps.mirror(this.scheduled(stored));
 		// AutoStart: "start a task as soon as the job is inserted" — on creation, not on each edit.
 		if (!previous && job.AutoStart && !job.Inactive) await this.deps.run(this.scheduled(stored), {});
@@ -110,7 +110,7 @@ export class Scheduler {
 	async versions(jobId: string, q: VersionsQuery): Promise<{ ID: string; JobID: string; Label?: string; Date: number; Job?: SchedulerJob }[]> {
 		await this.get(jobId);
 		const list = await this.deps.repo.versions(jobId, q.Offset ?? 0, q.Limit || undefined);
-		return list.map((v) => ({ ID: v.id, JobID: v.jobId, ...(v.label ? { Label: v.label } : {}), Date: v.createdAt, ...(q.LoadJobs ? { Job: v.definition.job } : {}) }));
+		return list.map((v) => ({ ID: v.id, JobID: v.jobId, ...(v.label ? { Label: v.label } : {}), Date: secs(v.createdAt), ...(q.LoadJobs ? { Job: v.definition.job } : {}) }));
 	}
 
 	/** PATCH /a/scheduler/versions/{JobID}/{VersionID}: that definition saved again (the current one becomes a version). */

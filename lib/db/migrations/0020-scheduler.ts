@@ -26,6 +26,7 @@ export function scheduler(dialect: DialectName): Migration {
 				.addColumn("job_id", key, (c) => c.notNull())
 				.addColumn("label", "text", (c) => c.notNull().defaultTo(""))
 				.addColumn("definition", "text", (c) => c.notNull())
+				// Unix ms: versions saved within a second keep their order.
 				.addColumn("created_at", "bigint", (c) => c.notNull())
 				.execute();
 			await db.schema.createIndex("scheduler_job_versions_job").on("scheduler_job_versions").columns(["job_id", "created_at"]).execute();
