@@ -34,6 +34,9 @@ export interface ResyncParams {
 export interface ChainJobParams {
 	steps: { action: string; name: JobName; label?: string; params: Record<string, string> }[];
 	parameters: Record<string, string>;
+	/** How the job is triggered (POST /jobs/user's EventsOnly / TimersOnly select on it). */
+	events?: boolean;
+	timer?: boolean;
 }
 export type JobParams = CopyMoveParams | DeleteParams | CompressParams | ExtractParams | ResyncParams | ChainJobParams;
 

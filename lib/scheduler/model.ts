@@ -179,7 +179,7 @@ export function parameterDefaults(job: SchedulerJob): Record<string, string> {
 }
 
 export function chainOf(job: SchedulerJob): ChainParams {
-	return { steps: stepsOf(job.Actions), parameters: parameterDefaults(job) };
+	return { steps: stepsOf(job.Actions), parameters: parameterDefaults(job), ...(job.EventNames ? { events: true } : {}), ...(job.Schedule ? { timer: true } : {}) };
 }
 
 /**

@@ -80,6 +80,8 @@ describe("HTTP: scheduler jobs", function () {
 		assert.equal(r.status, 200, r.text);
 		await until("two scheduled runs", async () => ((await tasks(node.api, admin, "every-second")).filter((t) => t.Status === "Finished").length >= 2 ? true : undefined), 15_000);
 		assert.ok(await exists("common-files/sched/snap/s.zip"));
+		const timers = await node.api("POST", "/a/jobs/user", { Owner: "*", TimersOnly: true }, admin);
+		assert.deepEqual(timers.body.Jobs.map((j: { ID: string }) => j.ID), ["every-second"]);
 		assert.equal((await putJob({ ...r.body.Job, Inactive: true })).status, 200);
 		await new Promise((res) => setTimeout(res, 1500));
 		const n = (await tasks(node.api, admin, "every-second")).length;
@@ -104,6 +106,8 @@ describe("HTTP: scheduler jobs", function () {
 		await new Promise((res) => setTimeout(res, 500));
 		assert.equal((await tasks(node.api, admin, "on-upload")).length, 1, "the filtered-out upload started nothing");
 		assert.equal(await exists("common-files/sched/archived/ignored.bin"), false);
+		const events = await node.api("POST", "/a/jobs/user", { Owner: "*", EventsOnly: true }, admin);
+		assert.deepEqual(events.body.Jobs.map((j: { ID: string }) => j.ID), ["on-upload"]);
 	});
 
 	it("keeps each replaced definition as a version, restores and deletes one", async () => {
