@@ -11,6 +11,8 @@
  * Consumes `datasources.changed` / `encryption.changed` (store cache, via the datastores mixin), `$node.disconnected` (takes over a dead node's tasks),
  * `jobs.task.control` (its own broadcast: Stop/Pause/Resume reach the node running the task).
  * The API's rules are lib/jobs/user-jobs (UserJobs), running tasks lib/jobs/engine (JobEngine).
+ * Internal `jobs.scheduledPut|Run|Delete`: the scheduler's admin-defined jobs, mirrored here and run by the engine
+ * (lib/jobs/scheduled).
  * Calls tree.locate/prepareWrite/commitWrite/copy/move/remove/create/stats/scan/resyncApply, datasources.get,
  * users.authInfo.
  */
@@ -30,7 +32,9 @@ import { JobEngine } from "../lib/jobs/engine";
 import { UserJobs, type DeleteTasksParams, type ListParams, type LogParams } from "../lib/jobs/user-jobs";
 import { precheck } from "../lib/jobs/runners";
 import { broadcast, call, type JobTaskControl } from "../lib/contracts";
-import { SYSTEM_USER, TASK_STATUSES, presentJob, presentTask, type JobStore, type TaskDoc } from "../lib/jobs/model";
+import { mirror, runScheduled, type ScheduledDeps, type ScheduledJob } from "../lib/jobs/scheduled";
+import type { TaskInput } from "../lib/jobs/chain";
+import { SYSTEM_USER, TASK_STATUSES, isActive, presentJob, presentTask, type JobStore, type TaskDoc } from "../lib/jobs/model";
 import { resyncAtStart } from "../lib/jobs/resync-at-start";
 
 const PER_USER = 2;
@@ -47,6 +51,7 @@ interface CreateParams { JobName: string; JsonParameters?: string }
 
 interface Methods {
 	resyncStructured(): Promise<boolean>;
+	scheduledDeps(): ScheduledDeps;
 	aliveNodes(): Set<string>;
 }
 interface Vars {
@@ -114,6 +119,30 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				return this.userJobs.deleteTasks(ctx.params);
 			},
 		},
+		scheduledPut: {
+			visibility: "public",
+			params: { Job: { type: "object" } },
+			async handler(this: This, ctx: Context<{ Job: ScheduledJob }>) {
+				await mirror(this.scheduledDeps(), ctx.params.Job);
+				return { Success: true as const };
+			},
+		},
+		scheduledRun: {
+			visibility: "public",
+			params: { Job: { type: "object" }, Input: { type: "object" } },
+			async handler(this: This, ctx: Context<{ Job: ScheduledJob; Input: TaskInput }>) {
+				return runScheduled(this.scheduledDeps(), ctx.params.Job, ctx.params.Input);
+			},
+		},
+		scheduledDelete: {
+			visibility: "public",
+			params: { JobID: { type: "string", min: 1, max: 255 } },
+			async handler(this: This, ctx: Context<{ JobID: string }>) {
+				const tasks = await this.repo.tasksOf(ctx.params.JobID);
+				for (const t of tasks.filter((t) => isActive(t.Status))) await controlJob(this.engine.controlDeps(), SYSTEM_USER, { Cmd: "Stop", TaskId: t.id });
+				return { Deleted: await this.repo.deleteJob(ctx.params.JobID) };
+			},
+		},
 	},
 	events: {
 		async "jobs.task.control"(this: This, ctx: Context<JobTaskControl>) {
@@ -138,6 +167,9 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				warn: (m) => this.logger.warn(m),
 				now: () => Math.floor(Date.now() / 1000),
 			});
+		},
+		scheduledDeps(this: This): ScheduledDeps {
+			return { repo: this.repo, newTask: (jobId, owner, input) => this.engine.newTask(jobId, owner, input), now: () => Math.floor(Date.now() / 1000) };
 		},
 		/** Nodes known to be alive now. */
 		aliveNodes(this: This): Set<string> {

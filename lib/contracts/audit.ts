@@ -17,7 +17,9 @@ export type AuditAction =
 	| "template.update"
 	| "template.delete"
 	| "oauth2.update"
-	| "oauth2.delete";
+	| "oauth2.delete"
+	| "scheduler.update"
+	| "scheduler.delete";
 
 export interface AuditEntry {
 	action: AuditAction;

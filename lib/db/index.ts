@@ -183,3 +183,4 @@ export { ConfigRepo, type ConfigLeaf } from "./config";
 export { TemplatesRepo } from "./templates";
 export { OAuth2Repo } from "./oauth2";
 export { SchedulerTemplatesRepo, type SchedulerTemplateKind, type StoredSchedulerTemplate } from "./scheduler-templates";
+export { SchedulerRepo, type SchedulerRow, type JobVersion } from "./scheduler";

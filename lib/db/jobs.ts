@@ -50,6 +50,8 @@ export interface TaskRecord<S extends string = string> {
 	Node: string;
 	/** Unix ms. */
 	Created: number;
+	/** What started it, for tasks of scheduler jobs (JSON, lib/jobs/chain's TaskInput). */
+	Input?: string;
 }
 
 export interface LogRecord<L extends string = string> {
@@ -119,6 +121,7 @@ function taskOf<S extends string>(r: Selectable<TasksTable>): TaskRecord<S> {
 	const end = orUndefined(r.end_time);
 	if (start !== undefined) t.StartTime = Number(start);
 	if (end !== undefined) t.EndTime = Number(end);
+	if (r.input) t.Input = r.input;
 	return t;
 }
 
@@ -244,6 +247,7 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 				can_pause: flag(t.CanPause),
 				node: t.Node,
 				created: t.Created,
+				input: orNull(t.Input),
 			})
 			.execute();
 	}

@@ -252,6 +252,8 @@ export interface TasksTable {
 	node: string;
 	/** Unix ms, for ordering. */
 	created: number;
+	/** JSON: what the trigger gave a scheduler job's task (node paths, run parameters); null otherwise. */
+	input: string | null;
 }
 
 export interface TaskLogsTable {
@@ -469,6 +471,26 @@ export interface ConfigEntriesTable {
 	updated_at: number;
 }
 
+/** An admin-defined job of the scheduler (lib/scheduler): its Cells definition as JSON. */
+export interface SchedulerJobsTable {
+	id: string;
+	definition: string;
+	inactive: Flag;
+	/** Unix ms of the next scheduled run. */
+	next_run: number | null;
+	created_at: number;
+	modified_at: number;
+}
+
+/** A definition a PUT replaced. */
+export interface SchedulerJobVersionsTable {
+	id: string;
+	job_id: string;
+	label: string;
+	definition: string;
+	created_at: number;
+}
+
 /** An admin-made node template (lib/templates/nodes). */
 export interface NodeTemplatesTable {
 	uuid: string;
@@ -571,6 +593,8 @@ export interface Database {
 	oauth2_clients: OAuth2ClientsTable;
 	oauth2_connectors: OAuth2ConnectorsTable;
 	scheduler_templates: SchedulerTemplatesTable;
+	scheduler_jobs: SchedulerJobsTable;
+	scheduler_job_versions: SchedulerJobVersionsTable;
 }
 
 export type TableName = keyof Database;

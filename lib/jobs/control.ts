@@ -2,6 +2,7 @@
 // the node that runs them), delete finished ones, run a job once more, switch a job on or off.
 import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
 import { isAdmin, type Identity } from "../auth/identity";
+import { isChain, type TaskInput } from "./chain";
 import { isActive, type JobDoc, type JobStore, type TaskDoc } from "./model";
 
 export interface CtrlParams {
@@ -20,7 +21,7 @@ export interface ControlDeps {
 	elsewhere(node: string): boolean;
 	sendControl(taskId: string, cmd: "Stop" | "Pause" | "Resume"): Promise<unknown>;
 	updateTask(task: TaskDoc, fields: Partial<TaskDoc>, job?: JobDoc | null): Promise<unknown>;
-	newTask(jobId: string, owner: string): Promise<TaskDoc>;
+	newTask(jobId: string, owner: string, input?: TaskInput): Promise<TaskDoc>;
 }
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -64,12 +65,14 @@ export async function controlJob(deps: ControlDeps, user: Identity, p: CtrlParam
 			return task ? `Task ${task.id} deleted` : `Job ${job.id} deleted`;
 		}
 		case "RunOnce": {
-			if (p.RunParameters && Object.keys(p.RunParameters).length) throw new BadRequestError("RunParameters are not supported: a user job runs again with its own parameters");
+			const chain = isChain(job.Params);
+			if (p.RunParameters && Object.keys(p.RunParameters).length && !chain) throw new BadRequestError("RunParameters are not supported: a user job runs again with its own parameters");
 			if (job.Inactive) throw new BadRequestError(`Job ${job.id} is inactive`);
 			if (tasks.some((t) => isActive(t.Status))) throw new BadRequestError(`Job ${job.id} is already running`);
 			if (job.Name === "datasource-resync" && !isAdmin(user)) throw new ForbiddenError("Only administrators can resync a datasource");
 			await deps.repo.updateJob(job.id, { ModifiedAt: now() });
-			const t = await deps.newTask(job.id, job.Owner);
+			// A scheduler job's run parameters override its job parameters' values (lib/jobs/chain).
+			const t = await deps.newTask(job.id, job.Owner, chain && p.RunParameters ? { parameters: p.RunParameters } : undefined);
 			return `Task ${t.id} queued`;
 		}
 		case "Active":

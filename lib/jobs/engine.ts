@@ -10,7 +10,9 @@ import type { Identity } from "../auth/identity";
 import type { ObjectStore } from "../storage";
 import { JobQueue, TaskInterrupted, type TaskControl } from "./queue";
 import type { ControlDeps } from "./control";
-import type { JobName } from "./params";
+import type { JobName, JobParams } from "./params";
+import { isChain, stepParams, type ChainParams, type TaskInput } from "./chain";
+import { fromJson } from "../db/sql";
 import { JobFailure, RUNNERS, type JobEnv } from "./runners";
 import { RESTART_MESSAGE, SYSTEM_USER, identityOf, isActive, operationUuid, type JobDoc, type JobStore, type LogLevel, type TaskDoc, type TaskStatus } from "./model";
 import type { ActionName, UserCaller } from "../contracts";
@@ -52,8 +54,8 @@ export class JobEngine {
 		this.queue = new JobQueue((taskId, control) => this.runTask(taskId, control), { perUser: deps.limits.perUser, total: deps.limits.total });
 	}
 
-	/** A new task of a job, queued here. */
-	async newTask(jobId: string, owner: string): Promise<TaskDoc> {
+	/** A new task of a job, queued here; `input` is what a scheduler trigger gives it (lib/jobs/chain). */
+	async newTask(jobId: string, owner: string, input?: TaskInput): Promise<TaskDoc> {
 		const task: TaskDoc = {
 			id: randomUUID(),
 			JobID: jobId,
@@ -68,6 +70,7 @@ export class JobEngine {
 			Node: this.deps.nodeId,
 			Created: Date.now(),
 		};
+		if (input) task.Input = JSON.stringify(input);
 		await this.deps.repo.createTask(task);
 		this.queue.enqueue(task.id, owner);
 		await this.changed(task);
@@ -90,7 +93,7 @@ export class JobEngine {
 			elsewhere: (node) => node !== this.deps.nodeId && this.deps.nodeAvailable(node),
 			sendControl: (taskId, cmd) => this.deps.sendControl(taskId, cmd),
 			updateTask: (task, fields, job) => this.updateTask(task, fields, job),
-			newTask: (jobId, owner) => this.newTask(jobId, owner),
+			newTask: (jobId, owner, input) => this.newTask(jobId, owner, input),
 		};
 	}
 
@@ -162,6 +165,22 @@ export class JobEngine {
 		return identityOf({ ...job.User, Login: info.Login, Profile: info.Profile, GroupPath: info.GroupPath, Roles: info.Roles });
 	}
 
+	/** A scheduler job's actions, one after the other; the first failure ends the task. */
+	private async runChain(env: JobEnv, chain: ChainParams, input: TaskInput): Promise<string> {
+		const messages: string[] = [];
+		for (const step of chain.steps) {
+			await env.control.checkpoint();
+			let params: JobParams;
+			try {
+				params = stepParams(step, input, chain.parameters);
+			} catch (e) {
+				throw new JobFailure(`${step.action}: ${errMsg(e)}`);
+			}
+			messages.push(await RUNNERS[step.name](env, params));
+		}
+		return messages.join("; ");
+	}
+
 	private async runTask(taskId: string, control: TaskControl): Promise<void> {
 		const me = this.deps.nodeId;
 		// The claim decides which node runs it: another node may hold the same task in its queue (a takeover).
@@ -203,7 +222,7 @@ export class JobEngine {
 				},
 			};
 			await log("info", `Started: ${job.Label}`);
-			message = await RUNNERS[job.Name as JobName](env, job.Params);
+			message = isChain(job.Params) ? await this.runChain(env, job.Params, fromJson<TaskInput>(task.Input, {})) : await RUNNERS[job.Name as JobName](env, job.Params);
 		} catch (e) {
 			if (this.shuttingDown || control.reason === "shutdown") return; // left as it is: the next start-up deals with it
 			if (e instanceof TaskInterrupted || control.stopped) {

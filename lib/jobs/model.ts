@@ -3,6 +3,7 @@
 import type { Identity } from "../auth/identity";
 import type { JobRecord, JobsRepo, LogRecord, TaskRecord } from "../db/jobs";
 import type { JobName, JobParams } from "./params";
+import { isChain } from "./chain";
 
 export const TASK_STATUSES = ["Unknown", "Idle", "Running", "Finished", "Interrupted", "Paused", "Any", "Error", "Queued"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -102,6 +103,12 @@ export function presentTask(t: TaskDoc): Record<string, unknown> {
 	};
 }
 
+/** A scheduler job's actions as it defined them (lib/jobs/chain), a user job's one action otherwise. */
+function presentActions(job: JobDoc): Record<string, unknown>[] {
+	if (isChain(job.Params)) return job.Params.steps.map((s) => ({ ID: s.action, ...(s.label ? { Label: s.label } : {}), Parameters: s.params }));
+	return [{ ID: ACTION_IDS[job.Name], Label: job.Label, Parameters: actionParameters(job) }];
+}
+
 export function presentJob(job: JobDoc, tasks?: TaskDoc[]): Record<string, unknown> {
 	const out: Record<string, unknown> = {
 		ID: job.id,
@@ -114,7 +121,7 @@ export function presentJob(job: JobDoc, tasks?: TaskDoc[]): Record<string, unkno
 		MaxConcurrency: 1,
 		CreatedAt: job.CreatedAt,
 		ModifiedAt: job.ModifiedAt,
-		Actions: [{ ID: ACTION_IDS[job.Name], Label: job.Label, Parameters: actionParameters(job) }],
+		Actions: presentActions(job),
 	};
 	if (tasks) out.Tasks = tasks.map(presentTask);
 	return out;

@@ -30,7 +30,15 @@ export interface ExtractParams {
 export interface ResyncParams {
 	dsName: string;
 }
-export type JobParams = CopyMoveParams | DeleteParams | CompressParams | ExtractParams | ResyncParams;
+/** A scheduler job's actions (lib/jobs/chain). */
+export interface ChainJobParams {
+	steps: { action: string; name: JobName; label?: string; params: Record<string, string> }[];
+	parameters: Record<string, string>;
+	/** How the job is triggered (POST /jobs/user's EventsOnly / TimersOnly select on it). */
+	events?: boolean;
+	timer?: boolean;
+}
+export type JobParams = CopyMoveParams | DeleteParams | CompressParams | ExtractParams | ResyncParams | ChainJobParams;
 
 export const MAX_NODES = 1000;
 export const SUPPORTED_ARCHIVES: ArchiveFormat[] = ["zip", "tar", "tar.gz"];

@@ -9,6 +9,7 @@ import type { LogFilter } from "../db/jobs";
 import { BadRequestError, ConflictError, ForbiddenError, TooManyRequestsError } from "../errors";
 import { LOG_DB_FIELDS, LOG_FIELDS, isActive, presentJob, presentLog, snapshotOf, type JobDoc, type JobStore, type TaskDoc, type TaskStatus } from "./model";
 import { isJobName, jobId, jobLabel, jobParams, parseJsonParameters, type JobName, type JobParams, type ResyncParams } from "./params";
+import { isChain } from "./chain";
 import { checkFields, fullyPrefiltered, matches, parseQuery, prefilter } from "./query";
 
 export interface ListParams { Owner?: string; EventsOnly?: boolean; TimersOnly?: boolean; LoadTasks?: TaskStatus; JobIDs?: string[]; TasksOffset?: number; TasksLimit?: number }
@@ -82,9 +83,9 @@ export class UserJobs {
 	 */
 	async list(user: Identity, p: ListParams): Promise<{ Jobs: ReturnType<typeof presentJob>[] }> {
 		const owner = isAdmin(user) && p.Owner ? p.Owner : isAdmin(user) && p.JobIDs?.length ? "*" : user.Login;
-		// Event- and timer-triggered jobs do not exist here: only user jobs.
-		if (p.EventsOnly || p.TimersOnly) return { Jobs: [] };
-		const jobs: JobDoc[] = await this.deps.repo.jobs(owner === "*" ? undefined : owner, p.JobIDs);
+		let jobs: JobDoc[] = await this.deps.repo.jobs(owner === "*" ? undefined : owner, p.JobIDs);
+		// Only the scheduler's jobs (lib/jobs/scheduled) are triggered by events or a schedule.
+		if (p.EventsOnly || p.TimersOnly) jobs = jobs.filter((j) => isChain(j.Params) && ((p.EventsOnly && j.Params.events) || (p.TimersOnly && j.Params.timer)));
 		const wanted = !p.LoadTasks || p.LoadTasks === "Unknown" || p.LoadTasks === "Any" ? undefined : p.LoadTasks;
 		// Every job's page of tasks in one statement, joined here by job.
 		const tasks: TaskDoc[] = await this.deps.repo.tasksOfJobs(

@@ -56,6 +56,8 @@ const AUDIT_TEXT: Record<AuditEntry["action"], string> = {
 	"template.delete": "deleted template",
 	"oauth2.update": "changed OAuth2",
 	"oauth2.delete": "deleted OAuth2",
+	"scheduler.update": "saved scheduler job",
+	"scheduler.delete": "deleted scheduler job",
 };
 
 /** The sentence an audit entry shows as its Msg. */

@@ -99,6 +99,9 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"acl.put": true,
 	"acl.deleteWhere": true,
 	"jobs.create": true,
+	"jobs.scheduledPut": true,
+	"jobs.scheduledRun": true,
+	"jobs.scheduledDelete": true,
 	"mfa.checkLogin": true,
 	"users.setAttribute": true,
 };
