@@ -38,6 +38,8 @@ export interface EngineDeps {
 	/** An internal action, as `user`, without timeout. */
 	call: UserCaller<Identity>["call"];
 	hasAction(action: ActionName): boolean;
+	/** Resolves once the services tasks act through can answer (at a start they may still be registering). */
+	ready(): Promise<void>;
 	store(ds: string): Promise<ObjectStore>;
 	/** The owner as the users service knows them now; undefined when there is no users service. */
 	ownerInfo(uuid: string): Promise<OwnerInfo | undefined>;
@@ -183,6 +185,7 @@ export class JobEngine {
 
 	private async runTask(taskId: string, control: TaskControl): Promise<void> {
 		const me = this.deps.nodeId;
+		await this.deps.ready();
 		// The claim decides which node runs it: another node may hold the same task in its queue (a takeover).
 		if (!(await this.deps.repo.claim(taskId, me, control.paused ? "Paused" : "Running"))) return;
 		const task = await this.deps.repo.task(taskId);
