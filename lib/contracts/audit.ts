@@ -15,7 +15,9 @@ export type AuditAction =
 	| "node.delete"
 	| "share.changed"
 	| "template.update"
-	| "template.delete";
+	| "template.delete"
+	| "directory.update"
+	| "directory.delete";
 
 export interface AuditEntry {
 	action: AuditAction;

@@ -27,6 +27,7 @@ import type { MfaActions } from "./mfa";
 import type { ActivityActions, ActivityEvents } from "./activity";
 import type { ShareActions, ShareEvents } from "./share";
 import type { ConfigActions, ConfigEvents } from "./config";
+import type { DirectoriesActions } from "./directories";
 
 export type * from "./tree";
 export type * from "./users";
@@ -51,8 +52,9 @@ export type * from "./activity";
 export type * from "./share";
 export type * from "./log";
 export type * from "./config";
+export type * from "./directories";
 
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions, ShareActions, ConfigActions {}
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions, ShareActions, ConfigActions, DirectoriesActions {}
 export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents, ShareEvents, LogEvents, ConfigEvents {}
 
 export type ActionName = keyof Actions;

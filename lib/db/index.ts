@@ -181,3 +181,4 @@ export { LogsRepo, type LogCursor } from "./logs";
 export { ActivityRepo, type ActivityEntry, type SubscriptionRecord } from "./activity";
 export { ConfigRepo, type ConfigLeaf } from "./config";
 export { TemplatesRepo } from "./templates";
+export { DirectoriesRepo } from "./directories";

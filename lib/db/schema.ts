@@ -501,6 +501,14 @@ export interface MetaTemplatesTable {
 	updated_at: number;
 }
 
+/** An external (LDAP) directory: Cells' authLdapServerConfig as JSON (lib/directories). */
+export interface DirectoriesTable {
+	config_id: string;
+	config: string;
+	/** Unix ms. */
+	updated_at: number;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -541,6 +549,7 @@ export interface Database {
 	node_templates: NodeTemplatesTable;
 	node_template_entries: NodeTemplateEntriesTable;
 	meta_templates: MetaTemplatesTable;
+	directories: DirectoriesTable;
 }
 
 export type TableName = keyof Database;

@@ -54,6 +54,8 @@ const AUDIT_TEXT: Record<AuditEntry["action"], string> = {
 	"share.changed": "changed share",
 	"template.update": "saved template",
 	"template.delete": "deleted template",
+	"directory.update": "saved external directory",
+	"directory.delete": "deleted external directory",
 };
 
 /** The sentence an audit entry shows as its Msg. */

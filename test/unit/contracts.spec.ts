@@ -10,6 +10,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"tree.stat": true,
 	"config.get": true,
 	"config.putConfig": true,
+	"directories.authenticate": true,
 	"users.search": true,
 	"tree.adminList": true,
 	"tree.adminStat": true,

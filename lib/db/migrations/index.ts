@@ -14,6 +14,7 @@ import { logs } from "./0011-logs";
 import { configTree } from "./0010-config";
 import { templates } from "./0012-templates";
 import { dropShareLinksOwner } from "./0017-share-links-owner";
+import { directories } from "./0022-directories";
 
 export function migrations(dialect: DialectName): Record<string, Migration> {
 	const all: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
 		"0010-config": configTree(dialect),
 		"0012-templates": templates(dialect),
 		"0017-share-links-owner": dropShareLinksOwner(),
+		"0022-directories": directories(),
 	};
 	// In name order whatever the order above (Kysely applies them by name; callers list them as Kysely does).
 	return Object.fromEntries(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
