@@ -55,7 +55,7 @@ type This = Service & Vars;
 
 const DirectoriesService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 	name: "directories",
-	mixins: [DatabaseMixin as unknown as Partial<ServiceSchema>],
+	mixins: [DatabaseMixin],
 	settings: { rest: "/" },
 	actions: {
 		list: {
