@@ -412,11 +412,14 @@ export class UserAdmin {
 				if (isLocked(known)) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
 				return this.loggedIn(await this.refreshExternal(known, outcome.account), ip, now);
 			}
-			if (outcome.status === "unavailable") this.warn(`Login of ${login} not checked by its directory: ${outcome.reason}`);
 			if (u) {
 				if (isLocked(u)) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
-				// An outage is no guess at the password: it does not count toward the lock.
-				if (outcome.status === "unavailable") throw new UnauthorizedError("Login failed: the directory of this account cannot be reached", "login.failed");
+				// An outage is no guess at the password: it does not count toward the lock. (Unknown logins are not
+				// warned about: anyone can send those, as many as they like.)
+				if (outcome.status === "unavailable") {
+					this.warn(`Login of ${login} not checked by its directory: ${outcome.reason}`);
+					throw new UnauthorizedError("Login failed: the directory of this account cannot be reached", "login.failed");
+				}
 				return this.loginFailed(u, ip, now, settings);
 			}
 		}
