@@ -1,6 +1,8 @@
 /**
  * users — owns users and groups (a group is a user record with IsGroup), their password hashes, profiles,
  * locks and explicitly assigned roles; creates each one's personal role in the roles service.
+ * Password logins unknown here, or of users that came from an external directory, are checked by the directories
+ * service (`directories.authenticate`), which makes their local user on the first login.
  * Emits `identity.changed` after any change. Consumes `identity.changed` (drops its cache).
  * Emits `audit.log` (user.delete, user.roles) after a user is deleted or given roles through the API.
  */
@@ -17,7 +19,8 @@ import { requireUser } from "../lib/identity/resource-policy";
 import { loadConfig } from "../lib/config";
 import { publicUser, type UserDoc, type UserQuery } from "../lib/identity/users";
 import { searchParams } from "../lib/cells/params";
-import { broadcast, call, type IdentityChange } from "../lib/contracts";
+import { broadcast, call, serviceRuns, type IdentityChange } from "../lib/contracts";
+import type { ExternalAuthenticator } from "../lib/identity/external-auth";
 import { audit } from "../lib/logs/audit";
 
 const userBody = {
@@ -187,10 +190,29 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 			getMany: (uuids) => call(this.broker, "roles.getMany", { uuids }),
 			autoApplied: (profile) => call(this.broker, "roles.autoApplied", { profile }),
 		};
-		this.admin = new UserAdmin(directory, roles, () => {
-			const cfg = loadConfig();
-			return { maxFailed: cfg.maxFailedLogins, lockSeconds: cfg.loginLockDuration, delayMaxSeconds: cfg.loginDelayMax };
-		}, (message) => this.logger.warn(message));
+		const broker = this.broker;
+		// Directories answer within their own short timeouts, one after the other; beyond 20 s the login fails
+		// here, before the caller's own call (REQUEST_TIMEOUT, 30 s by default) gives up on this service.
+		const external: ExternalAuthenticator = {
+			async authenticate(login, password, source) {
+				if (!serviceRuns(broker, "directories")) return source ? { status: "unavailable", reason: "no node runs the directories service" } : { status: "unknown" };
+				try {
+					return await call(broker, "directories.authenticate", { login, password, ...(source ? { source } : {}) }, { timeout: 20_000, retries: 0 });
+				} catch (e) {
+					return { status: "unavailable", reason: (e as Error).message };
+				}
+			},
+		};
+		this.admin = new UserAdmin(
+			directory,
+			roles,
+			() => {
+				const cfg = loadConfig();
+				return { maxFailed: cfg.maxFailedLogins, lockSeconds: cfg.loginLockDuration, delayMaxSeconds: cfg.loginDelayMax };
+			},
+			(message) => this.logger.warn(message),
+			external,
+		);
 	},
 };
 

@@ -19,7 +19,9 @@ export type AuditAction =
 	| "oauth2.update"
 	| "oauth2.delete"
 	| "scheduler.update"
-	| "scheduler.delete";
+	| "scheduler.delete"
+	| "directory.update"
+	| "directory.delete";
 
 export interface AuditEntry {
 	action: AuditAction;

@@ -29,6 +29,7 @@ import type { ShareActions, ShareEvents } from "./share";
 import type { ConfigActions, ConfigEvents } from "./config";
 import type { OAuth2Actions } from "./oauth2";
 import type { SchedulerTemplatesActions } from "./scheduler-templates";
+import type { DirectoriesActions } from "./directories";
 
 export type * from "./tree";
 export type * from "./users";
@@ -54,10 +55,10 @@ export type * from "./share";
 export type * from "./log";
 export type * from "./config";
 export type * from "./oauth2";
-
-export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions, ShareActions, ConfigActions, OAuth2Actions, SchedulerTemplatesActions {}
 export type * from "./scheduler-templates";
+export type * from "./directories";
 
+export interface Actions extends TreeActions, UsersActions, TokensActions, DatasourcesActions, VersionsActions, SelectionsActions, RolesActions, WorkspacesActions, EncryptionActions, PolicyActions, AuthActions, AclActions, JobsActions, UserMetaActions, GraphActions, MailerActions, MfaActions, ActivityActions, ShareActions, ConfigActions, OAuth2Actions, SchedulerTemplatesActions, DirectoriesActions {}
 export interface Events extends TreeEvents, TokensEvents, DatasourcesEvents, VersionsEvents, IdentityEvents, PolicyEvents, EncryptionEvents, AuthEvents, JobsEvents, AuditEvents, UserMetaEvents, MailerEvents, ActivityEvents, ShareEvents, LogEvents, ConfigEvents {}
 
 export type ActionName = keyof Actions;

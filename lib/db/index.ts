@@ -184,3 +184,4 @@ export { TemplatesRepo } from "./templates";
 export { OAuth2Repo } from "./oauth2";
 export { SchedulerTemplatesRepo, type SchedulerTemplateKind, type StoredSchedulerTemplate } from "./scheduler-templates";
 export { SchedulerRepo, type SchedulerRow, type JobVersion } from "./scheduler";
+export { DirectoriesRepo } from "./directories";

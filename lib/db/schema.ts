@@ -550,6 +550,14 @@ export interface SchedulerTemplatesTable {
 	updated_at: number;
 }
 
+/** An external (LDAP) directory: Cells' authLdapServerConfig as JSON (lib/directories). */
+export interface DirectoriesTable {
+	config_id: string;
+	config: string;
+	/** Unix ms. */
+	updated_at: number;
+}
+
 export interface Database {
 	users: UsersTable;
 	roles: RolesTable;
@@ -595,6 +603,7 @@ export interface Database {
 	scheduler_templates: SchedulerTemplatesTable;
 	scheduler_jobs: SchedulerJobsTable;
 	scheduler_job_versions: SchedulerJobVersionsTable;
+	directories: DirectoriesTable;
 }
 
 export type TableName = keyof Database;

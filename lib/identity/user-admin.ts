@@ -12,7 +12,8 @@ import { defaultPolicies, hasPolicy } from "./resource-policy";
 import type { Role } from "./roles";
 import type { UserDirectory } from "./user-directory";
 import { fullPathOf, isLocked, locksOf, PRIVATE_ATTRIBUTE, profileOf, publicAttributes, publicUser, userMatcher, type UserDoc, type UserQuery } from "./users";
-import { ancestorGroupPaths, checkIdentifier, normalizeGroupPath } from "./validate";
+import { ancestorGroupPaths, checkIdentifier, joinGroupPath, normalizeGroupPath } from "./validate";
+import { AUTH_DN_ATTRIBUTE, AUTH_SOURCE_ATTRIBUTE, type ExternalAccount, type ExternalAuthenticator } from "./external-auth";
 
 /** Logins that do not exist whose failures are remembered (beyond, the memory starts afresh). */
 const MAX_GHOSTS = 10_000;
@@ -65,6 +66,8 @@ export class UserAdmin {
 		/** Failed-login throttling, read on each check (the configuration is the node's). */
 		private readonly guard: () => GuardSettings,
 		private readonly warn: (message: string) => void,
+		/** External directories: logins unknown here, and those of users that came from one, are checked there. */
+		private readonly external?: ExternalAuthenticator,
 	) {}
 
 	private async save(doc: UserDoc): Promise<UserDoc> {
@@ -312,20 +315,30 @@ export class UserAdmin {
 		if (body.Uuid) throw new NotFoundError(`No user or group with Uuid ${body.Uuid}`, "user.notfound");
 		if (body.GroupPath !== undefined && groupPath !== "/" && !(await this.directory.groupByPath(groupPath))) throw new BadRequestError(`Group ${groupPath} does not exist`);
 		if (!isAdmin(caller) && groupPath !== caller.GroupPath && !groupPath.startsWith(`${caller.GroupPath === "/" ? "" : caller.GroupPath}/`)) throw new ForbiddenError("You can only create users in your own group");
-		const uuid = randomUUID();
 		if (body.IsGroup) {
 			if (!isAdmin(caller)) throw new ForbiddenError("Only administrators can create groups");
 			const label = checkIdentifier("GroupLabel", body.GroupLabel, 255);
-			await this.roles.ensure({ Uuid: uuid, Label: `Group ${label}`, GroupRole: true, Policies: defaultPolicies("role", ["profile:standard", "profile:shared"], ["profile:admin"]) });
-			return this.createWithRole({ Uuid: uuid, GroupPath: groupPath, IsGroup: true, GroupLabel: label, Attributes: attrs, Roles: [], Policies: defaultPolicies("group", ["profile:standard", "profile:shared", "profile:admin"], ["profile:admin"]), CreatedAt: Math.floor(Date.now() / 1000) });
+			return this.createGroup(groupPath, label, attrs);
 		}
 		const login = checkIdentifier("Login", body.Login, 255);
 		if (!body.Password || body.Password.length < 8) throw new BadRequestError("Password is required and must have at least 8 characters");
 		if (caller.Profile === "shared") throw new ForbiddenError("Shared users cannot create users");
 		attrs.profile ||= "shared";
 		delete attrs.failedConnections;
+		return this.createUser(login, groupPath, attrs, await hashPassword(body.Password), caller);
+	}
+
+	private async createGroup(parent: string, label: string, attrs: Record<string, string>): Promise<UserDoc> {
+		const uuid = randomUUID();
+		await this.roles.ensure({ Uuid: uuid, Label: `Group ${label}`, GroupRole: true, Policies: defaultPolicies("role", ["profile:standard", "profile:shared"], ["profile:admin"]) });
+		return this.createWithRole({ Uuid: uuid, GroupPath: parent, IsGroup: true, GroupLabel: label, Attributes: attrs, Roles: [], Policies: defaultPolicies("group", ["profile:standard", "profile:shared", "profile:admin"], ["profile:admin"]), CreatedAt: Math.floor(Date.now() / 1000) });
+	}
+
+	/** A user without a password hash only logs in through the directory it came from. */
+	private async createUser(login: string, groupPath: string, attrs: Record<string, string>, passwordHash: string | undefined, creator: Identity | undefined): Promise<UserDoc> {
+		const uuid = randomUUID();
 		await this.roles.ensure({ Uuid: uuid, Label: `User ${login}`, UserRole: true, Policies: defaultPolicies("role", ["profile:standard"], [`user:${login}`, "profile:admin"]) });
-		return this.createWithRole({ Uuid: uuid, Login: login, GroupPath: groupPath, Attributes: attrs, PasswordHash: await hashPassword(body.Password), Roles: [], Policies: this.userPolicies(login, caller), CreatedAt: Math.floor(Date.now() / 1000) });
+		return this.createWithRole({ Uuid: uuid, Login: login, GroupPath: groupPath, Attributes: attrs, ...(passwordHash ? { PasswordHash: passwordHash } : {}), Roles: [], Policies: this.userPolicies(login, creator), CreatedAt: Math.floor(Date.now() / 1000) });
 	}
 
 	async putRoles(caller: Identity, body: UserBody): Promise<UserDoc> {
@@ -387,6 +400,29 @@ export class UserAdmin {
 			throw new TooManyRequestsError(`Too many failed logins for this account from your address: retry in ${admission.retryAfter} s`, admission.retryAfter);
 		if (!admission.ok)
 			throw new UnauthorizedError(`Too many failed logins: this account refuses logins from new addresses until ${new Date(admission.until).toISOString()}`, "user.locked");
+		const source = u?.Attributes[AUTH_SOURCE_ATTRIBUTE];
+		if (!u || source) {
+			// Unknown here, or a directory's user: the directory decides (its password is never stored here).
+			const outcome = this.external ? await this.external.authenticate(login, password, source) : ({ status: "unknown" } as const);
+			if (outcome.status === "ok") {
+				const known = u ?? (await this.directory.byLogin(outcome.account.login));
+				if (!known) return this.loggedIn(await this.provision(outcome.account), ip, now);
+				// A local account of the same login is not the directory's to open.
+				if (known.Attributes[AUTH_SOURCE_ATTRIBUTE] !== outcome.account.source) throw new UnauthorizedError("Login failed", "login.failed");
+				if (isLocked(known)) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
+				return this.loggedIn(await this.refreshExternal(known, outcome.account), ip, now);
+			}
+			if (u) {
+				if (isLocked(u)) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
+				// An outage is no guess at the password: it does not count toward the lock. (Unknown logins are not
+				// warned about: anyone can send those, as many as they like.)
+				if (outcome.status === "unavailable") {
+					this.warn(`Login of ${login} not checked by its directory: ${outcome.reason}`);
+					throw new UnauthorizedError("Login failed: the directory of this account cannot be reached", "login.failed");
+				}
+				return this.loginFailed(u, ip, now, settings);
+			}
+		}
 		const ok = await verifyPassword(password, u?.PasswordHash);
 		if (!u) {
 			if (ghost) {
@@ -396,27 +432,75 @@ export class UserAdmin {
 			throw new UnauthorizedError("Login failed", "login.failed");
 		}
 		if (isLocked(u)) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
-		if (!ok) {
-			// Counted on the stored record, in the write's transaction: guesses in parallel, or spread over the
-			// nodes, each count toward the lock.
-			let failed = 0;
-			let locked = false;
-			await this.directory.recordLogin(
-				u.Uuid,
-				(current) => {
-					failed = Number(current.Attributes.failedConnections ?? 0) + 1;
-					const out = recordFailure(current.LoginGuard, ip, failed, now, settings);
-					locked = out.locked;
-					return { failedConnections: failed, loginGuard: out.guard };
-				},
-				// A lock starting is announced: gateways drop what they cached of the account.
-				() => locked,
-			);
-			if (locked) this.warn(`Account ${u.Login} refuses logins from new addresses ${settings.lockSeconds > 0 ? `for ${settings.lockSeconds} s` : "until an administrator unlocks it"} after ${failed} failed logins (the last from ${ip ?? "?"})`);
-			throw new UnauthorizedError("Login failed", "login.failed");
-		}
+		if (!ok) return this.loginFailed(u, ip, now, settings);
+		return this.loggedIn(u, ip, now);
+	}
+
+	private async loggedIn(u: UserDoc, ip: string | undefined, now: number): Promise<AuthInfo> {
 		await this.directory.recordLogin(u.Uuid, (current) => ({ failedConnections: null, lastConnected: Math.floor(now / 1000), loginGuard: recordSuccess(current.LoginGuard, ip, now) }));
 		return this.authInfo(u);
+	}
+
+	private async loginFailed(u: UserDoc, ip: string | undefined, now: number, settings: GuardSettings): Promise<never> {
+		// Counted on the stored record, in the write's transaction: guesses in parallel, or spread over the
+		// nodes, each count toward the lock.
+		let failed = 0;
+		let locked = false;
+		await this.directory.recordLogin(
+			u.Uuid,
+			(current) => {
+				failed = Number(current.Attributes.failedConnections ?? 0) + 1;
+				const out = recordFailure(current.LoginGuard, ip, failed, now, settings);
+				locked = out.locked;
+				return { failedConnections: failed, loginGuard: out.guard };
+			},
+			// A lock starting is announced: gateways drop what they cached of the account.
+			() => locked,
+		);
+		if (locked) this.warn(`Account ${u.Login} refuses logins from new addresses ${settings.lockSeconds > 0 ? `for ${settings.lockSeconds} s` : "until an administrator unlocks it"} after ${failed} failed logins (the last from ${ip ?? "?"})`);
+		throw new UnauthorizedError("Login failed", "login.failed");
+	}
+
+	/** The directory's attributes of an account, as its local user keeps them. */
+	private externalAttributes(a: ExternalAccount): Record<string, string> {
+		return { [AUTH_SOURCE_ATTRIBUTE]: a.source, [AUTH_DN_ATTRIBUTE]: a.dn, ...(a.displayName ? { displayName: a.displayName } : {}), ...(a.email ? { email: a.email } : {}) };
+	}
+
+	/**
+	 * The local user of a directory account logging in for the first time: a standard user in the directory's
+	 * group (DomainName, made when missing) or the root group, without a password of its own.
+	 */
+	private async provision(a: ExternalAccount): Promise<UserDoc> {
+		let groupPath = "/";
+		if (a.groupLabel) {
+			groupPath = joinGroupPath("/", checkIdentifier("DomainName", a.groupLabel, 255));
+			if (!(await this.directory.groupByPath(groupPath))) {
+				try {
+					await this.createGroup("/", a.groupLabel, {});
+				} catch (err) {
+					// Made meanwhile by another login of the same directory.
+					if (!(err instanceof ConflictError)) throw err;
+					this.directory.invalidate();
+				}
+			}
+		}
+		try {
+			return await this.createUser(checkIdentifier("Login", a.login, 255), groupPath, { profile: "standard", ...this.externalAttributes(a) }, undefined, undefined);
+		} catch (err) {
+			if (!(err instanceof ConflictError)) throw err;
+			// The same account's first login on another request or node: that one made it.
+			this.directory.invalidate();
+			const made = await this.directory.byLogin(a.login);
+			if (!made || made.Attributes[AUTH_SOURCE_ATTRIBUTE] !== a.source) throw new UnauthorizedError("Login failed", "login.failed");
+			return made;
+		}
+	}
+
+	/** A directory user logging in again: its display name, mail and DN as the directory has them now. */
+	private async refreshExternal(u: UserDoc, a: ExternalAccount): Promise<UserDoc> {
+		const attrs = this.externalAttributes(a);
+		if (Object.entries(attrs).every(([k, v]) => u.Attributes[k] === v)) return u;
+		return this.save({ ...u, Attributes: { ...u.Attributes, ...attrs } });
 	}
 
 	/** The throttling state of a login that does not exist (kept in memory, bounded). */

@@ -58,6 +58,8 @@ const AUDIT_TEXT: Record<AuditEntry["action"], string> = {
 	"oauth2.delete": "deleted OAuth2",
 	"scheduler.update": "saved scheduler job",
 	"scheduler.delete": "deleted scheduler job",
+	"directory.update": "saved external directory",
+	"directory.delete": "deleted external directory",
 };
 
 /** The sentence an audit entry shows as its Msg. */

@@ -75,7 +75,7 @@ describe("docker-compose.yml", () => {
 		const two = names("cellar2");
 		assert.ok(one.includes("api") && one.includes("install"));
 		assert.ok(!two.includes("api") && !two.includes("install"), "only one node performs the set-up and prints the password");
-		for (const s of ["auth", "users", "roles", "workspaces", "acl", "policy", "templates"]) {
+		for (const s of ["auth", "users", "roles", "workspaces", "acl", "policy", "templates", "directories"]) {
 			assert.ok(one.includes(s) && two.includes(s), `${s} on both nodes`);
 		}
 		// The file services next to the gateway and the LOCAL datasources' volume.

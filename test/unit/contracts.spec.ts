@@ -12,6 +12,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"config.get": true,
 	"config.putConfig": true,
 	"oauth2.loginConnectors": true,
+	"directories.authenticate": true,
 	"users.search": true,
 	"tree.adminList": true,
 	"tree.adminStat": true,

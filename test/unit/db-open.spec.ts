@@ -13,7 +13,7 @@ import { UNIQUE_KEYS } from "../../lib/db/errors";
 import { prefixEnd } from "../../lib/db/sql";
 import { onEveryBackend } from "../helpers/db";
 
-const TABLES = ["acls", "activities", "activity_markers", "activity_subscriptions", "config_entries", "datasources", "encryption_keys", "frontend_binaries", "ip_lists", "ip_states", "jobs", "leases", "logs", "mail_queue", "markers", "meta_templates", "node_template_entries", "node_templates", "nodes", "oauth2_clients", "oauth2_connectors", "policy_groups", "reset_keys", "roles", "scheduler_job_versions", "scheduler_jobs", "scheduler_templates", "search_names", "search_text", "selections", "sessions", "share_links", "task_logs", "tasks", "tokens", "user_meta", "user_meta_namespaces", "user_meta_tags", "user_totp", "users", "versioning_policies", "versions", "virtual_nodes", "workspaces"];
+const TABLES = ["acls", "activities", "activity_markers", "activity_subscriptions", "config_entries", "datasources", "directories", "encryption_keys", "frontend_binaries", "ip_lists", "ip_states", "jobs", "leases", "logs", "mail_queue", "markers", "meta_templates", "node_template_entries", "node_templates", "nodes", "oauth2_clients", "oauth2_connectors", "policy_groups", "reset_keys", "roles", "scheduler_job_versions", "scheduler_jobs", "scheduler_templates", "search_names", "search_text", "selections", "sessions", "share_links", "task_logs", "tasks", "tokens", "user_meta", "user_meta_namespaces", "user_meta_tags", "user_totp", "users", "versioning_policies", "versions", "virtual_nodes", "workspaces"];
 
 describe("lib/db error translation", () => {
 	it("turns a unique violation of either backend into ConflictError, named for the key when known", () => {

@@ -17,6 +17,7 @@ import { dropShareLinksOwner } from "./0017-share-links-owner";
 import { oauth2 } from "./0023-oauth2";
 import { schedulerTemplates } from "./0021-scheduler-templates";
 import { scheduler } from "./0020-scheduler";
+import { directories } from "./0022-directories";
 
 export function migrations(dialect: DialectName): Record<string, Migration> {
 	const all: Record<string, Migration> = {
@@ -34,6 +35,7 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
 		"0023-oauth2": oauth2(dialect),
 		"0021-scheduler-templates": schedulerTemplates(dialect),
 		"0020-scheduler": scheduler(dialect),
+		"0022-directories": directories(),
 	};
 	// In name order whatever the order above (Kysely applies them by name; callers list them as Kysely does).
 	return Object.fromEntries(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

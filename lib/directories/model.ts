@@ -1,0 +1,180 @@
+// External (LDAP) directories as admins configure them: Cells' authLdapServerConfig, its checks, and how it is
+// shown (the bind password never leaves the server in clear: answers carry MASK, and a PUT that sends MASK back
+// keeps the stored password).
+import { FilterParser } from "ldapts";
+import { BadRequestError } from "../errors";
+import { checkIdentifier } from "../identity/validate";
+
+/** Cells' authLdapSearchFilter. */
+export interface LdapSearchFilter {
+	DNs?: string[];
+	Filter?: string;
+	IDAttribute?: string;
+	DisplayAttribute?: string;
+	Scope?: string;
+}
+
+/** Cells' authLdapMapping. */
+export interface LdapMapping {
+	LeftAttribute?: string;
+	RightAttribute?: string;
+	RolePrefix?: string;
+	RuleString?: string;
+}
+
+/** Cells' authLdapServerConfig. Mapping rules, member-of mapping and schedules are kept, not interpreted. */
+export interface DirectoryConfig {
+	ConfigId?: string;
+	DomainName?: string;
+	Host?: string;
+	Connection?: string;
+	BindAnonymous?: boolean;
+	BindDN?: string;
+	BindPW?: string;
+	SkipVerifyCertificate?: boolean;
+	RootCA?: string;
+	RootCAData?: string;
+	PageSize?: number;
+	User?: LdapSearchFilter;
+	MappingRules?: LdapMapping[];
+	MemberOfMapping?: Record<string, unknown>;
+	RolePrefix?: string;
+	Schedule?: string;
+	SchedulerDetails?: string;
+	SyncOnly?: boolean;
+}
+
+/** A configuration whose connection and user search were checked (what the LDAP client is given). */
+export interface CheckedConfig extends DirectoryConfig {
+	ConfigId: string;
+	Host: string;
+	Connection: Connection;
+	User: Required<Pick<LdapSearchFilter, "DNs" | "Filter" | "IDAttribute">> & LdapSearchFilter & { Scope: Scope };
+}
+
+export type Connection = "normal" | "ssl" | "starttls";
+export type Scope = "sub" | "one" | "base";
+
+/** What answers carry instead of a bind password. */
+export const MASK = "********";
+
+const CONFIG_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+// host:port, the host a name, an IPv4 address or a bracketed IPv6 address.
+const HOST = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
+// An attribute description: a name (with options) or an OID.
+const ATTRIBUTE = /^([A-Za-z][A-Za-z0-9-]*|\d+(\.\d+)+)(;[A-Za-z0-9-]+)*$/;
+// One RDN or more, each type=value (escaped commas allowed inside values).
+const DN = /^\s*[A-Za-z0-9.-]+\s*=(\\.|[^,\\])+(,\s*[A-Za-z0-9.-]+\s*=(\\.|[^,\\])+)*$/;
+
+export function checkConfigId(id: unknown): string {
+	if (typeof id !== "string" || !CONFIG_ID.test(id)) throw new BadRequestError("ConfigId must be 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit)");
+	return id;
+}
+
+/** An LDAP filter as RFC 4515 writes it; BadRequest naming the field otherwise. */
+export function checkFilter(field: string, filter: string): string {
+	const f = filter.trim();
+	try {
+		if (!f.startsWith("(")) throw new Error("it must be enclosed in parentheses");
+		// The parser stops at the end of the string without checking that every group closed; a parenthesis
+		// inside a value is escaped (\28, \29), so every literal one counts.
+		let depth = 0;
+		for (let i = 0; i < f.length; i++) {
+			depth += f[i] === "(" ? 1 : f[i] === ")" ? -1 : 0;
+			if (depth < 0 || (depth === 0 && i < f.length - 1)) throw new Error("unbalanced parentheses");
+		}
+		if (depth !== 0) throw new Error("unbalanced parentheses");
+		FilterParser.parseString(f);
+	} catch (e) {
+		throw new BadRequestError(`${field} is not a valid LDAP filter (${(e as Error).message})`);
+	}
+	return f;
+}
+
+function checkAttribute(field: string, value: string | undefined, required: boolean): string | undefined {
+	if (!value) {
+		if (required) throw new BadRequestError(`${field} is required`);
+		return undefined;
+	}
+	if (!ATTRIBUTE.test(value)) throw new BadRequestError(`${field} is not an LDAP attribute name`);
+	return value;
+}
+
+export function checkScope(scope: string | undefined): Scope {
+	const s = (scope || "sub").toLowerCase();
+	if (s !== "sub" && s !== "one" && s !== "base") throw new BadRequestError("User.Scope must be sub, one or base");
+	return s;
+}
+
+export function checkDNs(field: string, dns: string[] | undefined): string[] {
+	const out = (dns ?? []).map((d) => d.trim()).filter(Boolean);
+	if (!out.length) throw new BadRequestError(`${field} needs at least one base DN`);
+	for (const d of out) if (!DN.test(d)) throw new BadRequestError(`${field}: "${d}" is not a DN such as ou=people,dc=example,dc=org`);
+	return out;
+}
+
+/**
+ * A complete, usable configuration, or BadRequest saying what is wrong. `id` is the ConfigId it is saved or
+ * tested under (the body's own ConfigId, when there is one, must agree).
+ */
+export function checkConfig(raw: DirectoryConfig, id: string): CheckedConfig {
+	if (raw.ConfigId && raw.ConfigId !== id) throw new BadRequestError(`Config.ConfigId (${raw.ConfigId}) differs from the ConfigId of the path (${id})`);
+	const host = HOST.exec(raw.Host ?? "");
+	const port = host ? Number(host[3]) : 0;
+	if (!host || port < 1 || port > 65535) throw new BadRequestError('Host must be "host:port", e.g. "ldap.example.org:389"');
+	const connection = (raw.Connection || "normal").toLowerCase();
+	if (connection !== "normal" && connection !== "ssl" && connection !== "starttls") throw new BadRequestError("Connection must be normal, ssl or starttls");
+	if (!raw.BindAnonymous) {
+		if (!raw.BindDN) throw new BadRequestError("BindDN is required unless BindAnonymous is set");
+		checkDNs("BindDN", [raw.BindDN]);
+		if (!raw.BindPW) throw new BadRequestError("BindPW is required unless BindAnonymous is set");
+	}
+	if (raw.DomainName) checkIdentifier("DomainName", raw.DomainName, 255);
+	if (raw.PageSize !== undefined && (!Number.isInteger(raw.PageSize) || raw.PageSize < 0)) throw new BadRequestError("PageSize must be a positive integer");
+	const user = raw.User ?? {};
+	const checked: CheckedConfig = {
+		...raw,
+		ConfigId: id,
+		Host: raw.Host as string,
+		Connection: connection,
+		User: {
+			...user,
+			DNs: checkDNs("User.DNs", user.DNs),
+			Filter: checkFilter("User.Filter", user.Filter || ""),
+			IDAttribute: checkAttribute("User.IDAttribute", user.IDAttribute, true) as string,
+			Scope: checkScope(user.Scope),
+		},
+	};
+	checkAttribute("User.DisplayAttribute", user.DisplayAttribute, false);
+	return checked;
+}
+
+/**
+ * The configuration a request means: `MASK` (or nothing) as BindPW stands for the password stored under the
+ * same ConfigId, so the forms that show a masked password can send it back unchanged.
+ */
+export function unmask(raw: DirectoryConfig, stored: DirectoryConfig | null): DirectoryConfig {
+	if ((raw.BindPW === MASK || (!raw.BindPW && !raw.BindAnonymous)) && stored?.BindPW) return { ...raw, BindPW: stored.BindPW };
+	if (raw.BindPW === MASK) throw new BadRequestError("BindPW is masked but no password is stored for this directory: send the password");
+	return raw;
+}
+
+/** Removes zero values (Cells' JSON omits them), recursively. */
+function omitZero<T>(value: T): T | undefined {
+	if (value === "" || value === false || value === 0 || value === null || value === undefined) return undefined;
+	if (Array.isArray(value)) return value.length ? (value.map((v) => omitZero(v) ?? v) as T) : undefined;
+	if (typeof value === "object") {
+		const out: Record<string, unknown> = {};
+		for (const [k, v] of Object.entries(value)) {
+			const kept = omitZero(v);
+			if (kept !== undefined) out[k] = kept;
+		}
+		return Object.keys(out).length ? (out as T) : undefined;
+	}
+	return value;
+}
+
+/** A stored configuration as answers show it: the password masked, zero values omitted. */
+export function present(config: DirectoryConfig): DirectoryConfig {
+	return omitZero({ ...config, ...(config.BindPW ? { BindPW: MASK } : {}) }) ?? {};
+}

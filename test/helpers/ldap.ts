@@ -1,0 +1,68 @@
+// An LDAP directory in the test process (ldapjs): a service account that may bind and search, and a few users
+// under ou=people,dc=example,dc=org who may bind with their own passwords.
+import ldap from "ldapjs";
+
+// The parts of ldapjs' handler arguments used here (its typings leave them untyped).
+type Next = (err?: unknown) => void;
+interface Request {
+	dn: { toString(): string };
+	credentials?: string;
+	filter: { matches(attributes: Record<string, unknown>, strictAttrCase: boolean): boolean };
+	connection: { ldap: { bindDN: { toString(): string } } };
+}
+interface Reply {
+	send(entry: { dn: string; attributes: Record<string, unknown> }): void;
+	end(): void;
+}
+
+export const BASE = "ou=people,dc=example,dc=org";
+export const BIND_DN = "cn=admin,dc=example,dc=org";
+export const BIND_PW = "Bind-Secret-1";
+
+export interface LdapUser {
+	uid: string;
+	password: string;
+	cn?: string;
+	mail?: string;
+}
+
+export interface TestDirectory {
+	/** host:port, as a directory's Host. */
+	host: string;
+	users: LdapUser[];
+	/** Searches the server answered (binds excluded). */
+	searches: number;
+	stop(): Promise<void>;
+}
+
+const dnOf = (uid: string) => `uid=${uid},${BASE}`;
+
+export async function startDirectory(users: LdapUser[]): Promise<TestDirectory> {
+	const server = ldap.createServer();
+	const state: TestDirectory = { host: "", users, searches: 0, stop: () => new Promise<void>((res) => server.close(() => res())) };
+	const entries = () =>
+		state.users.map((u) => ({
+			dn: dnOf(u.uid),
+			attributes: { objectclass: ["inetOrgPerson", "person"], uid: u.uid, cn: u.cn ?? u.uid, ...(u.mail ? { mail: u.mail } : {}), userpassword: "{SSHA}hidden" },
+		}));
+	server.bind("dc=example,dc=org", (req: Request, res: Reply, next: Next) => {
+		const dn = req.dn.toString().replace(/\s+/g, "");
+		const password = req.credentials;
+		const ok = dn === BIND_DN ? password === BIND_PW : state.users.some((u) => dnOf(u.uid) === dn && u.password === password);
+		if (!ok) return next(new ldap.InvalidCredentialsError());
+		res.end();
+		return next();
+	});
+	server.search(BASE, (req: Request, res: Reply, next: Next) => {
+		// Only the service account may search (an anonymous connection may not).
+		const bound = req.connection.ldap.bindDN.toString().replace(/\s+/g, "");
+		if (bound !== BIND_DN) return next(new ldap.InsufficientAccessRightsError());
+		state.searches++;
+		for (const e of entries()) if (req.filter.matches(e.attributes, false)) res.send(e);
+		res.end();
+		return next();
+	});
+	await new Promise<void>((res) => server.listen(0, "127.0.0.1", () => res()));
+	state.host = new URL(server.url).host;
+	return state;
+}

@@ -1,0 +1,116 @@
+// External (LDAP) directories through the real gateway, against an LDAP server in the test process: an admin
+// saves, lists (password masked), tests and deletes them; nobody else may; a directory user logs in (their
+// local account made on the first login), a wrong password is refused like a local one, and the local
+// administrator still logs in while the directory is unreachable.
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { startNode, type TestNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
+import { BASE, BIND_DN, BIND_PW, startDirectory, type TestDirectory } from "../helpers/ldap";
+
+const session = (node: TestNode, login: string, password: string) => node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login, password } });
+
+describe("HTTP: external directories", function () {
+	this.timeout(60_000);
+	let node: TestNode;
+	let ldap: TestDirectory;
+	let admin: string;
+	let bob: string;
+	const config = () => ({
+		Host: ldap.host,
+		Connection: "normal",
+		BindDN: BIND_DN,
+		BindPW: BIND_PW,
+		DomainName: "example.org",
+		User: { DNs: [BASE], Filter: "(objectClass=inetOrgPerson)", IDAttribute: "uid", DisplayAttribute: "cn", Scope: "sub" },
+	});
+
+	before(async () => {
+		ldap = await startDirectory([{ uid: "alice", password: "Alice-Ldap-1", cn: "Alice Liddell", mail: "alice@example.org" }]);
+		node = await startNode();
+		admin = await node.login("admin", node.adminPassword);
+		bob = await addUser(node, admin, "bob", "Bob-Pass-12345");
+	});
+	after(async () => {
+		await node?.stop();
+		await ldap?.stop();
+	});
+
+	it("is for administrators only", async () => {
+		for (const [method, path, body] of [
+			["GET", "/a/config/directories", undefined],
+			["PUT", "/a/config/directories/corp", { Config: config() }],
+			["DELETE", "/a/config/directories/corp", undefined],
+			["POST", "/a/config/directories-test/ping", { Config: config() }],
+			["POST", "/a/config/directories-test/search", { Config: config() }],
+		] as const) {
+			assert.equal((await node.api(method, path, body, bob)).status, 403, `${method} ${path} as a standard user`);
+			assert.equal((await node.api(method, path, body)).status, 401, `${method} ${path} anonymously`);
+		}
+	});
+
+	it("saves a directory, lists it with its password masked, keeps the password when the mask comes back", async () => {
+		const put = await node.api("PUT", "/a/config/directories/corp", { Config: config() }, admin);
+		assert.equal(put.status, 200, put.text);
+		assert.deepEqual(put.body, { Success: true });
+		const list = await node.api("GET", "/a/config/directories", undefined, admin);
+		assert.equal(list.status, 200, list.text);
+		const [corp] = list.body.Directories;
+		assert.equal(corp.ConfigId, "corp");
+		assert.equal(corp.BindPW, "********");
+		assert.equal(corp.User.IDAttribute, "uid");
+		assert.ok(!list.text.includes(BIND_PW), "the password is never sent back");
+		assert.equal((await node.api("PUT", "/a/config/directories/corp", { Config: corp }, admin)).status, 200);
+		const ping = await node.api("POST", "/a/config/directories-test/ping", { Config: corp, Bind: true }, admin);
+		assert.equal(ping.status, 200, ping.text);
+		assert.equal(ping.body.Success, true, ping.text);
+	});
+
+	it("refuses configurations it could not use", async () => {
+		const bad = await node.api("PUT", "/a/config/directories/broken", { Config: { ...config(), User: { ...config().User, Filter: "(uid=*" } } }, admin);
+		assert.equal(bad.status, 400);
+		assert.match(bad.body.Title ?? bad.text, /User.Filter is not a valid LDAP filter/);
+		assert.equal((await node.api("PUT", "/a/config/directories/broken", { Config: { ...config(), Host: "ldap" } }, admin)).status, 400);
+		assert.equal((await node.api("DELETE", "/a/config/directories/nothing", undefined, admin)).status, 404);
+	});
+
+	it("tests a configuration: ping with a wrong password, search", async () => {
+		const wrong = await node.api("POST", "/a/config/directories-test/ping", { Config: { ...config(), BindPW: "nope" } }, admin);
+		assert.equal(wrong.status, 200, wrong.text);
+		assert.equal(wrong.body.Success, undefined, "false is omitted, as Cells omits zero values");
+		assert.match(JSON.parse(wrong.body.DirectoryResponseJSON).Error, /49/);
+		const search = await node.api("POST", "/a/config/directories-test/search", { Config: config(), Filter: { Filter: "ali*" }, Limit: 5 }, admin);
+		assert.equal(search.status, 200, search.text);
+		assert.equal(search.body.Success, true);
+		assert.deepEqual(JSON.parse(search.body.DirectoryResponseJSON).Users.map((u: { DN: string }) => u.DN), [`uid=alice,${BASE}`]);
+	});
+
+	it("logs a directory user in, their account made on the first login; refuses a wrong password", async () => {
+		assert.equal((await session(node, "alice", "wrong-password")).status, 401);
+		const token = await node.login("alice", "Alice-Ldap-1");
+		const me = await node.api("GET", "/a/user/alice", undefined, admin);
+		assert.equal(me.status, 200, me.text);
+		assert.equal(me.body.GroupPath, "/example.org");
+		assert.equal(me.body.Attributes.displayName, "Alice Liddell");
+		assert.equal((await node.api("GET", "/a/user/alice", undefined, token)).status, 200, "the session works");
+		assert.equal((await node.login("alice", "Alice-Ldap-1")).length > 0, true, "and the next login finds the account");
+		const refused = await session(node, "alice", "wrong-password");
+		assert.equal(refused.status, 401);
+	});
+
+	it("keeps local users logging in while the directory is unreachable", async () => {
+		const s = createServer();
+		await new Promise<void>((res) => s.listen(0, "127.0.0.1", () => res()));
+		const port = (s.address() as { port: number }).port;
+		await new Promise<void>((res) => s.close(() => res()));
+		assert.equal((await node.api("PUT", "/a/config/directories/corp", { Config: { ...config(), Host: `127.0.0.1:${port}` } }, admin)).status, 200);
+		assert.ok(await node.login("admin", node.adminPassword));
+		assert.ok(await node.login("bob", "Bob-Pass-12345"));
+		const alice = await session(node, "alice", "Alice-Ldap-1");
+		assert.equal(alice.status, 401);
+		assert.match(alice.text, /cannot be reached/);
+		const del = await node.api("DELETE", "/a/config/directories/corp", undefined, admin);
+		assert.deepEqual([del.status, del.body], [200, { Success: true }]);
+		assert.deepEqual((await node.api("GET", "/a/config/directories", undefined, admin)).body, {});
+	});
+});
