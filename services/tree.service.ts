@@ -37,11 +37,7 @@ import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 import { S3_HEADERS } from "../lib/tree/meta";
 import { checkObjectHeaders, encodeObjectHeaders } from "../lib/io/object-meta";
 import { broadcast, call, emit, type ShareNode, type TreeChange, type VisibleIn, type VisibleNode, serviceRuns } from "../lib/contracts";
-import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
-
-/** Who is acting while a folder is made: the operations' creation hook announces folders with their author. */
-const acting = new AsyncLocalStorage<string>();
 import { audit } from "../lib/logs/audit";
 
 /** S3 headers as internal calls pass them (x-amz-meta-* included); checked again before they are stored. */
@@ -111,7 +107,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			params: { Nodes: nodeList, Recursive: { type: "boolean", optional: true }, TemplateUUID: { type: "string", optional: true, max: 128 } },
 			async handler(ctx: Context<{ Nodes: NodeIn[]; Recursive?: boolean; TemplateUUID?: string }, Meta>) {
 				const user = requireUser(ctx);
-				return { Children: await acting.run(user.Login, () => createNodes(this.recycleDeps(user.Login), user, ctx.params.Nodes, ctx.params.Recursive ?? false, ctx.params.TemplateUUID, new TemplatesRepo(this.db))) };
+				return { Children: await createNodes({ ...this.recycleDeps(user.Login), ops: this.ops.authoredBy(user.Login) }, user, ctx.params.Nodes, ctx.params.Recursive ?? false, ctx.params.TemplateUUID, new TemplatesRepo(this.db)) };
 			},
 		},
 		remove: {
@@ -451,7 +447,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				const headers = encodeObjectHeaders(checkObjectHeaders(ctx.params.headers));
 				// A file that was not there is a creation for the feeds and the web clients, an overwrite a content change.
 				const existed = !!(await this.ops.index.get(ds, path));
-				const doc: NodeDoc = await acting.run(ctx.meta.user?.Login ?? "", () => this.ops.commitWrite(ds, path, { uuid, key, size, etag, headers }, ctx.meta.user?.Uuid));
+				const doc: NodeDoc = await this.ops.authoredBy(ctx.meta.user?.Login ?? "").commitWrite(ds, path, { uuid, key, size, etag, headers }, ctx.meta.user?.Uuid);
 				this.broadcastChange(existed ? "content" : "create", doc, undefined, ctx.meta.user?.Login);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},
@@ -482,7 +478,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			async handler(ctx: Context<{ Path: string }, Meta>) {
 				const loc: Location = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				checkUserWritable(loc.rel);
-				const doc: NodeDoc = await acting.run(ctx.meta.user?.Login ?? "", () => this.ops.mkdir(loc.ds, loc.path, true));
+				const doc: NodeDoc = await this.ops.authoredBy(ctx.meta.user?.Login ?? "").mkdir(loc.ds, loc.path, true);
 				return { Uuid: doc._id, MTime: doc.mtime };
 			},
 		},
@@ -688,8 +684,8 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					{ timeout: 30 * 60_000 },
 				);
 			},
-			(created) => {
-				for (const d of created) this.broadcastChange("create", d, undefined, acting.getStore());
+			(created, by) => {
+				for (const d of created) this.broadcastChange("create", d, undefined, by);
 			},
 		);
 		this.resolver = new Resolver({

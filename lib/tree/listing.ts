@@ -3,7 +3,7 @@
 import { BadRequestError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
 import type { AccessibleWorkspace } from "../workspaces/model";
-import { SORT_FIELDS, type SortField, type TreeIndex } from "./index";
+import { SORT_FIELDS, toDoc, type SortField, type TreeIndex } from "./index";
 import { Resolver, type Location, type RootEntry } from "./resolver";
 import { RECYCLE_BIN, type NodeDoc, type TreeNode } from "./model";
 import { pagination, presentNode, presentWorkspace, workspaceMeta, type Pagination } from "./present";
@@ -160,7 +160,8 @@ export class TreeReader {
 				}
 				continue;
 			}
-			const folder = await this.index.get(loc.ds, loc.path);
+			const at = await this.index.folderAt(loc.ds, loc.path);
+			const folder = at && toDoc(at.node);
 			const offset = p.Offset ?? 0;
 			if (!folder || folder.type !== "COLLECTION") {
 				const inArchive = await this.archiveListing(loc, path.replace(/\/+$/, ""), offset, p.Limit ?? 0);
@@ -176,7 +177,7 @@ export class TreeReader {
 				continue;
 			}
 			const type = p.Filters?.type === "LEAF" || p.Filters?.type === "COLLECTION" ? p.Filters.type : undefined;
-			const { nodes: children, total } = await this.index.children(loc.ds, loc.path, { offset, limit: p.Limit || undefined, type, sort: sortOf(p) });
+			const { nodes: children, total } = await this.index.children(loc.ds, loc.path, { offset, limit: p.Limit || undefined, type, sort: sortOf(p) }, at);
 			for (const c of children) nodes.push(presentNode(c, loc));
 			page = pagination(offset, p.Limit ?? 0, total);
 		}
