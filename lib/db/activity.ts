@@ -179,8 +179,9 @@ export class ActivityRepo {
 		return out;
 	}
 
+	// No ORDER BY: ordered by object, SQLite would walk the primary key through every user's NODE subscriptions.
 	private readonly followedQuery = new CompiledShapes<"">(() =>
-		this.db.kysely.selectFrom("activity_subscriptions").select(["object_id", "events"]).where("user_id", "=", "").where("object_type", "=", "").orderBy("object_id").limit(1).compile(),
+		this.db.kysely.selectFrom("activity_subscriptions").select(["object_id", "events"]).where("user_id", "=", "").where("object_type", "=", "").limit(1).compile(),
 	);
 
 	/**
