@@ -52,7 +52,7 @@ interface Methods extends DataStoresMethods {
 	withSubscriptions(user: Identity, nodes: TreeNode[]): Promise<void>;
 	shareNode(doc: NodeDoc, user: Identity): Promise<ShareNode>;
 	listRoots(user: Identity, loc: Location, prefix: string, delimiter: string | undefined, startAfter: string | undefined, maxKeys: number): ReturnType<typeof listWorkspaceObjects>;
-	announceReads(user: Identity, paths: string[]): void;
+	announceReads(user: Identity, paths: string[], opened: Map<string, NodeDoc>): void;
 	datasource(name: string): Promise<DatasourceHandle>;
 	hasVersions(): boolean;
 	addUserMeta(nodes: TreeNode[], user: Identity): Promise<void>;
@@ -96,8 +96,9 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			params: bulkParams,
 			async handler(ctx: Context<BulkParams, Meta>) {
 				const user = requireUser(ctx);
-				const out = await this.reader.bulk(user, ctx.params);
-				this.announceReads(user, ctx.params.NodePaths ?? []);
+				const opened = new Map<string, NodeDoc>();
+				const out = await this.reader.bulk(user, ctx.params, (raw, doc) => opened.set(raw, doc));
+				this.announceReads(user, ctx.params.NodePaths ?? [], opened);
 				await this.withSubscriptions(user, (out as { Nodes?: TreeNode[] }).Nodes ?? []);
 				return out;
 			},
@@ -614,18 +615,17 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (events?.length) n.MetaStore = { ...(n.MetaStore ?? {}), user_subscriptions: JSON.stringify(events.join(",")) };
 			}
 		},
-		/** `tree.read` for the folders a listing opened (`<folder>/*`): their followers may want to know (activity). */
-		announceReads(user: Identity, paths: string[]): void {
+		/** `tree.read` for the folders a listing opened (`<folder>/*`, as the listing found them): their followers may want to know (activity). */
+		announceReads(user: Identity, paths: string[], opened: Map<string, NodeDoc>): void {
 			if (!serviceRuns(this.broker, "activity")) return;
 			for (const p of paths.filter((x) => x.endsWith("/*")).slice(0, 5)) {
-				void (async () => {
-					const loc = await this.resolver.resolve(p.slice(0, -2), user);
-					if (!loc?.read || loc.rel === "") return;
-					const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
-					if (!doc) return;
-					const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime };
-					await emit(this.broker, "tree.read", { id: randomUUID(), by: user.Login, node });
-				})().catch(() => undefined);
+				const doc = opened.get(p);
+				if (!doc) continue;
+				const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime };
+				// After the answer, as before: nothing the listing owes waits on the feeds.
+				void Promise.resolve()
+					.then(() => emit(this.broker, "tree.read", { id: randomUUID(), by: user.Login, node }))
+					.catch(() => undefined);
 			}
 		},
 		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */

@@ -132,7 +132,11 @@ export class TreeReader {
 		return { ChildrenCount: String(c.files + c.folders), ChildrenFiles: String(c.files), ChildrenFolders: String(c.folders) };
 	}
 
-	async bulk(user: Identity, p: BulkParams): Promise<{ Nodes: TreeNode[]; Pagination?: Pagination }> {
+	/**
+	 * `opened` is told, for each `<path>/*` of the request, of the node found at `<path>` below a workspace root
+	 * (the folder listed, or the file or archive answered instead): who lists a folder reads it.
+	 */
+	async bulk(user: Identity, p: BulkParams, opened?: (raw: string, doc: NodeDoc) => void): Promise<{ Nodes: TreeNode[]; Pagination?: Pagination }> {
 		if (!p.NodePaths?.length) throw new BadRequestError("NodePaths is required");
 		if (p.Versions) return { Nodes: await this.versionNodes(user, p.NodePaths) };
 		const nodes: TreeNode[] = [];
@@ -162,6 +166,7 @@ export class TreeReader {
 			}
 			const at = await this.index.folderAt(loc.ds, loc.path);
 			const folder = at && toDoc(at.node);
+			if (folder && loc.rel !== "") opened?.(raw, folder);
 			const offset = p.Offset ?? 0;
 			if (!folder || folder.type !== "COLLECTION") {
 				const inArchive = await this.archiveListing(loc, path.replace(/\/+$/, ""), offset, p.Limit ?? 0);
