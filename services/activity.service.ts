@@ -86,10 +86,7 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			read: true,
 			params: { UserId: { type: "string", max: 255 }, ObjectIds: { type: "array", items: { type: "string", max: 255 }, max: 1000 } },
 			async handler(this: ActivityThis, ctx: Context<{ UserId: string; ObjectIds: string[] }>) {
-				const out: Record<string, string[]> = {};
-				if (!ctx.params.ObjectIds.length) return out;
-				for (const s of await this.repo.subscriptions({ objectType: "NODE", objectIds: ctx.params.ObjectIds, userIds: [ctx.params.UserId] })) out[s.ObjectId] = s.Events;
-				return out;
+				return this.repo.followedNodes(ctx.params.UserId, ctx.params.ObjectIds);
 			},
 		},
 		// Internal (tests, operations): writes what waits now, and prunes now.

@@ -38,11 +38,7 @@ import { bulkParams, nodeList, type NodeIn } from "../lib/tree/params";
 import { S3_HEADERS } from "../lib/tree/meta";
 import { checkObjectHeaders, encodeObjectHeaders } from "../lib/io/object-meta";
 import { broadcast, call, emit, type ShareNode, type TreeChange, type VisibleIn, type VisibleNode, serviceRuns } from "../lib/contracts";
-import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
-
-/** Who is acting while a folder is made: the operations' creation hook announces folders with their author. */
-const acting = new AsyncLocalStorage<string>();
 import { audit } from "../lib/logs/audit";
 
 /** S3 headers as internal calls pass them (x-amz-meta-* included); checked again before they are stored. */
@@ -57,7 +53,7 @@ interface Methods extends DataStoresMethods {
 	withSubscriptions(user: Identity, nodes: TreeNode[]): Promise<void>;
 	shareNode(doc: NodeDoc, user: Identity): Promise<ShareNode>;
 	listRoots(user: Identity, loc: Location, prefix: string, delimiter: string | undefined, startAfter: string | undefined, maxKeys: number): ReturnType<typeof listWorkspaceObjects>;
-	announceReads(user: Identity, paths: string[]): void;
+	announceReads(user: Identity, paths: string[], opened: Map<string, NodeDoc>): void;
 	datasource(name: string): Promise<DatasourceHandle>;
 	hasVersions(): boolean;
 	addUserMeta(nodes: TreeNode[], user: Identity): Promise<void>;
@@ -101,8 +97,9 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			params: bulkParams,
 			async handler(ctx: Context<BulkParams, Meta>) {
 				const user = requireUser(ctx);
-				const out = await this.reader.bulk(user, ctx.params);
-				this.announceReads(user, ctx.params.NodePaths ?? []);
+				const opened = new Map<string, NodeDoc>();
+				const out = await this.reader.bulk(user, ctx.params, (raw, doc) => opened.set(raw, doc));
+				this.announceReads(user, ctx.params.NodePaths ?? [], opened);
 				await this.withSubscriptions(user, (out as { Nodes?: TreeNode[] }).Nodes ?? []);
 				return out;
 			},
@@ -112,7 +109,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			params: { Nodes: nodeList, Recursive: { type: "boolean", optional: true }, TemplateUUID: { type: "string", optional: true, max: 128 } },
 			async handler(ctx: Context<{ Nodes: NodeIn[]; Recursive?: boolean; TemplateUUID?: string }, Meta>) {
 				const user = requireUser(ctx);
-				return { Children: await acting.run(user.Login, () => createNodes(this.recycleDeps(user.Login), user, ctx.params.Nodes, ctx.params.Recursive ?? false, ctx.params.TemplateUUID, new TemplatesRepo(this.db))) };
+				return { Children: await createNodes({ ...this.recycleDeps(user.Login), ops: this.ops.authoredBy(user.Login) }, user, ctx.params.Nodes, ctx.params.Recursive ?? false, ctx.params.TemplateUUID, new TemplatesRepo(this.db)) };
 			},
 		},
 		remove: {
@@ -455,7 +452,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				const headers = encodeObjectHeaders(checkObjectHeaders(ctx.params.headers));
 				// A file that was not there is a creation for the feeds and the web clients, an overwrite a content change.
 				const existed = !!(await this.ops.index.get(ds, path));
-				const doc: NodeDoc = await acting.run(ctx.meta.user?.Login ?? "", () => this.ops.commitWrite(ds, path, { uuid, key, size, etag, headers }, ctx.meta.user?.Uuid));
+				const doc: NodeDoc = await this.ops.authoredBy(ctx.meta.user?.Login ?? "").commitWrite(ds, path, { uuid, key, size, etag, headers }, ctx.meta.user?.Uuid);
 				this.broadcastChange(existed ? "content" : "create", doc, undefined, ctx.meta.user?.Login);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},
@@ -486,7 +483,7 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			async handler(ctx: Context<{ Path: string }, Meta>) {
 				const loc: Location = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				checkUserWritable(loc.rel);
-				const doc: NodeDoc = await acting.run(ctx.meta.user?.Login ?? "", () => this.ops.mkdir(loc.ds, loc.path, true));
+				const doc: NodeDoc = await this.ops.authoredBy(ctx.meta.user?.Login ?? "").mkdir(loc.ds, loc.path, true);
 				return { Uuid: doc._id, MTime: doc.mtime };
 			},
 		},
@@ -622,18 +619,17 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 				if (events?.length) n.MetaStore = { ...(n.MetaStore ?? {}), user_subscriptions: JSON.stringify(events.join(",")) };
 			}
 		},
-		/** `tree.read` for the folders a listing opened (`<folder>/*`): their followers may want to know (activity). */
-		announceReads(user: Identity, paths: string[]): void {
+		/** `tree.read` for the folders a listing opened (`<folder>/*`, as the listing found them): their followers may want to know (activity). */
+		announceReads(user: Identity, paths: string[], opened: Map<string, NodeDoc>): void {
 			if (!serviceRuns(this.broker, "activity")) return;
 			for (const p of paths.filter((x) => x.endsWith("/*")).slice(0, 5)) {
-				void (async () => {
-					const loc = await this.resolver.resolve(p.slice(0, -2), user);
-					if (!loc?.read || loc.rel === "") return;
-					const doc: NodeDoc | null = await this.ops.index.get(loc.ds, loc.path);
-					if (!doc) return;
-					const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime };
-					await emit(this.broker, "tree.read", { id: randomUUID(), by: user.Login, node });
-				})().catch(() => undefined);
+				const doc = opened.get(p);
+				if (!doc) continue;
+				const node = { Uuid: doc._id, ds: doc.ds, path: doc.path, name: doc.name, type: doc.type, size: doc.size, mtime: doc.mtime };
+				// After the answer, as before: nothing the listing owes waits on the feeds.
+				void Promise.resolve()
+					.then(() => emit(this.broker, "tree.read", { id: randomUUID(), by: user.Login, node }))
+					.catch(() => undefined);
 			}
 		},
 		/** `tree.changed`: {type: create|content|move|delete|meta, node, from?} — `from` is the old place of a move. */
@@ -692,8 +688,8 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 					{ timeout: 30 * 60_000 },
 				);
 			},
-			(created) => {
-				for (const d of created) this.broadcastChange("create", d, undefined, acting.getStore());
+			(created, by) => {
+				for (const d of created) this.broadcastChange("create", d, undefined, by);
 			},
 		);
 		this.resolver = new Resolver({

@@ -5,9 +5,12 @@
 import { sql, type Transaction } from "kysely";
 import type { Db } from "./index";
 import type { Database } from "./schema";
-import { fromJson } from "./sql";
+import { CompiledShapes, fromJson } from "./sql";
 
 export type OwnerType = "NODE" | "USER";
+
+/** Node subscriptions of one user matched in memory (followedNodes); more are looked up by node. */
+const FEW = 200;
 export type BoxName = "inbox" | "outbox";
 export type MarkerName = "lastread" | "lastsent";
 
@@ -157,6 +160,29 @@ export class ActivityRepo {
 			.onConflict((oc) => oc.columns(["object_type", "object_id", "user_id"]).doUpdateSet({ events }))
 			.execute();
 	}
+
+	/**
+	 * The events a user follows on each of these nodes (those followed), for a stat or a listing page. Most users
+	 * follow few nodes or none: their subscriptions are read by user (one probe of the user index, one compiled
+	 * query) and matched here; a user following more than FEW nodes has these nodes looked up one by one.
+	 */
+	async followedNodes(userId: string, objectIds: readonly string[]): Promise<Record<string, string[]>> {
+		const out: Record<string, string[]> = {};
+		if (!objectIds.length) return out;
+		const rows = (await this.db.kysely.executeQuery<{ object_id: string; events: string }>(this.followedQuery.with("", [userId, "NODE", FEW + 1]))).rows;
+		if (rows.length > FEW) {
+			for (const s of await this.subscriptions({ objectType: "NODE", objectIds: [...objectIds], userIds: [userId] })) out[s.ObjectId] = s.Events;
+			return out;
+		}
+		const wanted = new Set(objectIds);
+		for (const r of rows) if (wanted.has(r.object_id)) out[r.object_id] = fromJson<string[]>(r.events, []);
+		return out;
+	}
+
+	// No ORDER BY: ordered by object, SQLite would walk the primary key through every user's NODE subscriptions.
+	private readonly followedQuery = new CompiledShapes<"">(() =>
+		this.db.kysely.selectFrom("activity_subscriptions").select(["object_id", "events"]).where("user_id", "=", "").where("object_type", "=", "").limit(1).compile(),
+	);
 
 	/**
 	 * Subscriptions, filtered by objects and/or users (an empty or absent filter does not filter), at most

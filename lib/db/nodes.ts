@@ -26,7 +26,7 @@ import { ancestors, baseName, parentOf } from "../tree/paths";
 import { isForeignKeyViolation } from "./errors";
 import type { Db } from "./index";
 import type { Database, NodesTable } from "./schema";
-import { fromJson, orNull, prefixEnd } from "./sql";
+import { CompiledShapes, fromJson, orNull, prefixEnd } from "./sql";
 
 export type NodeType = "LEAF" | "COLLECTION";
 
@@ -100,6 +100,8 @@ export interface ChildPage {
 }
 
 type Row = Selectable<NodesTable>;
+/** sort|dir|type filter|visible only|after a cursor|offset: one compiled query each (childrenPage). */
+type ChildrenShape = `${SortField}|${"asc" | "desc"}|${"t" | ""}|${"v" | ""}|${"a" | ""}|${"o" | ""}`;
 type Trx = Transaction<Database>;
 type Executor = Kysely<Database>;
 
@@ -111,8 +113,16 @@ const CHUNK = 2000;
 /** Lets timers and I/O run (heartbeats, other requests) between two chunks of a long operation. */
 const breathe = (): Promise<void> => new Promise((r) => setImmediate(r));
 
+/** The columns a record is made of but its parent, which a listing of children knows already. */
+const CHILD_COLUMNS = ["uuid", "ds", "name", "path", "type", "size", "mtime", "etag", "mode", "key", "meta"] as const;
+type ChildRow = Pick<Row, (typeof CHILD_COLUMNS)[number]>;
+
 function toRecord(r: Row): NodeRecord {
-	const n: NodeRecord = { uuid: r.uuid, ds: r.ds, parent: r.parent, name: r.name, path: r.path, type: r.type, size: Number(r.size), mtime: Number(r.mtime), meta: fromJson<Record<string, string>>(r.meta, {}) };
+	return childRecord(r, r.parent);
+}
+
+function childRecord(r: ChildRow, parent: string | null): NodeRecord {
+	const n: NodeRecord = { uuid: r.uuid, ds: r.ds, parent, name: r.name, path: r.path, type: r.type, size: Number(r.size), mtime: Number(r.mtime), meta: fromJson<Record<string, string>>(r.meta, {}) };
 	if (r.etag !== null) n.etag = r.etag;
 	if (r.mode !== null) n.mode = r.mode;
 	if (r.key !== null) n.key = r.key;
@@ -167,6 +177,13 @@ export class NodesRepo {
 		const q = this.byPathQuery();
 		const [row] = (await this.db.kysely.executeQuery<Row>({ ...q, parameters: [ds, path] })).rows;
 		return row ? toRecord(row) : null;
+	}
+
+	/** The node at a path and, kept on every folder, its counts of visible children: a listing's one probe. */
+	async byPathCounted(ds: string, path: string): Promise<{ node: NodeRecord; visible: { files: number; folders: number } } | null> {
+		const q = this.byPathQuery();
+		const [row] = (await this.db.kysely.executeQuery<Row>({ ...q, parameters: [ds, path] })).rows;
+		return row ? { node: toRecord(row), visible: { files: Number(row.files), folders: Number(row.folders) } } : null;
 	}
 
 	async byUuid(uuid: string): Promise<NodeRecord | null> {
@@ -259,30 +276,51 @@ export class NodesRepo {
 	async childrenPage(parentUuid: string, opts: ChildPageOptions = {}): Promise<ChildPage> {
 		const limit = Math.max(1, Math.min(Math.floor(opts.limit ?? 100), 10_000));
 		const sort = opts.sort ?? "name";
-		const dir = opts.desc ? "desc" : "asc";
-		const cmp = opts.desc ? "<" : ">";
-		let q = this.db.kysely.selectFrom("nodes").selectAll().where("parent", "=", parentUuid);
-		if (opts.type) q = q.where("type", "=", opts.type);
-		if (opts.hidden === false) q = q.where(sql<string>`substr(name, 1, 1)`, "<>", ".");
 		const after = opts.after;
+		const offset = !after && opts.offset ? Math.floor(opts.offset) : 0;
+		// In the order the shape's query takes them (see childrenQuery).
+		const params: unknown[] = [parentUuid];
+		if (opts.type) params.push(opts.type);
+		if (opts.hidden === false) params.push(".");
 		if (after) {
-			if (sort === "name") q = q.where("name", cmp, after.name);
-			else q = q.where((eb) => eb(eb.refTuple(sort, "name"), cmp, eb.tuple(after.value ?? 0, after.name)));
+			if (sort !== "name") params.push(after.value ?? 0);
+			params.push(after.name);
 		}
-		if (sort !== "name") q = q.orderBy(sort, dir);
-		q = q.orderBy("name", dir).limit(limit + 1);
-		if (!after && opts.offset) q = q.offset(Math.floor(opts.offset));
-		const rows = await q.execute();
-		const nodes = rows.slice(0, limit).map(toRecord);
+		params.push(limit + 1);
+		if (offset) params.push(offset);
+		const shape: ChildrenShape = `${sort}|${opts.desc ? "desc" : "asc"}|${opts.type ? "t" : ""}|${opts.hidden === false ? "v" : ""}|${after ? "a" : ""}|${offset ? "o" : ""}`;
+		const rows = (await this.db.kysely.executeQuery<ChildRow>(this.childrenQueries.with(shape, params))).rows;
+		const nodes = rows.slice(0, limit).map((r) => childRecord(r, parentUuid));
 		if (rows.length <= limit) return { nodes };
 		const last = nodes[nodes.length - 1];
 		return { nodes, next: sort === "name" ? { name: last.name } : { name: last.name, value: last[sort] } };
 	}
 
+	/** childrenPage's query for one shape, with placeholder values in the order childrenPage passes the real ones. */
+	private readonly childrenQueries = new CompiledShapes<ChildrenShape>((shape) => {
+		const [sort, dir, type, visibleOnly, after, offset] = shape.split("|") as [SortField, "asc" | "desc", string, string, string, string];
+		const cmp = dir === "desc" ? "<" : ">";
+		// Only the columns a record needs (each column of each row costs): a page is the largest read of a listing.
+		let q = this.db.kysely.selectFrom("nodes").select(CHILD_COLUMNS).where("parent", "=", "");
+		if (type) q = q.where("type", "=", "LEAF");
+		if (visibleOnly) q = q.where(sql<string>`substr(name, 1, 1)`, "<>", ".");
+		if (after) {
+			if (sort === "name") q = q.where("name", cmp, "");
+			else q = q.where((eb) => eb(eb.refTuple(sort, "name"), cmp, eb.tuple(0, "")));
+		}
+		if (sort !== "name") q = q.orderBy(sort, dir);
+		q = q.orderBy("name", dir).limit(1);
+		if (offset) q = q.offset(1);
+		return q.compile();
+	});
+
+	// Read on every listing: the folder's own counts of visible children, compiled once.
+	private readonly visibleCountsQuery = lazy(() => this.db.kysely.selectFrom("nodes").select(["files", "folders"]).where("uuid", "=", "").compile());
+
 	/** Files and folders directly inside a folder; without hidden ones, read from the folder's own counts. */
 	async countChildren(parentUuid: string, opts: { hidden?: boolean } = {}): Promise<{ files: number; folders: number }> {
 		if (opts.hidden === false) {
-			const f = await this.db.kysely.selectFrom("nodes").select(["files", "folders"]).where("uuid", "=", parentUuid).executeTakeFirst();
+			const [f] = (await this.db.kysely.executeQuery<Pick<Row, "files" | "folders">>({ ...this.visibleCountsQuery(), parameters: [parentUuid] })).rows;
 			return { files: Number(f?.files ?? 0), folders: Number(f?.folders ?? 0) };
 		}
 		const rows = await this.db.kysely

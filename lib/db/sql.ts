@@ -1,6 +1,6 @@
 // Small SQL helpers the repositories share: the few expressions that differ between the dialects, and the
 // conversions between row values and domain values. Everything dialect-specific in a query goes through here.
-import { sql, type RawBuilder } from "kysely";
+import { sql, type CompiledQuery, type RawBuilder } from "kysely";
 import type { Flag } from "./schema";
 
 export type DialectName = "sqlite" | "postgres";
@@ -54,3 +54,28 @@ export function fromJson<T>(text: string | null | undefined, fallback: T): T {
 export const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 /** Absent instead of null on the way out, as the documents had it. */
 export const orUndefined = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+
+/**
+ * Queries every stat or listing runs, compiled by Kysely once per shape (which optional filters, how many values
+ * in an IN list) and then run with each call's values: building and compiling a query costs as much CPU as
+ * running it. `compile(key)` must put the parameters in the order callers pass them to `with`.
+ */
+export class CompiledShapes<K> {
+	private readonly shapes = new Map<K, CompiledQuery>();
+
+	constructor(
+		private readonly compile: (key: K) => CompiledQuery,
+		private readonly max = 256,
+	) {}
+
+	with(key: K, parameters: readonly unknown[]): CompiledQuery {
+		let q = this.shapes.get(key);
+		if (!q) {
+			q = this.compile(key);
+			if (this.shapes.size >= this.max) this.shapes.delete(this.shapes.keys().next().value as K);
+			this.shapes.set(key, q);
+		}
+		if (q.parameters.length !== parameters.length) throw new Error(`Compiled query takes ${q.parameters.length} parameters, ${parameters.length} given`);
+		return { ...q, parameters };
+	}
+}

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { sql, type Selectable } from "kysely";
 import type { Db } from "./index";
 import type { UserMetaNamespacesTable, UserMetaTable } from "./schema";
-import { flag, fromJson } from "./sql";
+import { CompiledShapes, flag, fromJson } from "./sql";
 import type { ResourcePolicy } from "../identity/resource-policy";
 import type { UserMetaNamespace, UserMetaValue } from "../usermeta/model";
 
@@ -19,6 +19,9 @@ function toNamespace(r: Selectable<UserMetaNamespacesTable>): UserMetaNamespace 
 function toValue(r: Selectable<UserMetaTable>): UserMetaValue {
 	return { Uuid: r.uuid, NodeUuid: r.node_uuid, Namespace: r.namespace, Owner: r.owner, JsonValue: r.json_value, Policies: fromJson<ResourcePolicy[]>(r.policies, []), UpdatedAt: Number(r.updated_at) };
 }
+
+/** node uuids|uuids|namespace?|owners|limit? of a find (UserMetaRepo.findQueries). */
+type FindShape = `${number}|${number}|${0 | 1}|${number}|${0 | 1}`;
 
 export interface UserMetaQuery {
 	uuids?: string[];
@@ -134,20 +137,32 @@ export class UserMetaRepo {
 	async find(q: UserMetaQuery): Promise<UserMetaValue[]> {
 		for (const list of [q.uuids, q.nodeUuids, q.owners]) if (list && !list.length) return [];
 		const nodeChunks = q.nodeUuids ? chunks(q.nodeUuids) : [undefined];
+		const uuids = q.uuids?.slice(0, CHUNK);
 		const out: UserMetaValue[] = [];
 		for (const nodes of nodeChunks) {
-			let s = this.db.kysely.selectFrom("user_meta").selectAll();
-			if (nodes) s = s.where("node_uuid", "in", nodes);
-			if (q.uuids) s = s.where("uuid", "in", q.uuids.slice(0, CHUNK));
-			if (q.namespace) s = s.where("namespace", "=", q.namespace);
-			if (q.owners) s = s.where("owner", "in", q.owners);
-			s = s.orderBy("updated_at", "desc").orderBy("uuid");
-			if (q.limit) s = s.limit(q.limit);
-			out.push(...(await s.execute()).map(toValue));
+			// In the order findQueries' query takes them.
+			const params: unknown[] = [...(nodes ?? []), ...(uuids ?? []), ...(q.namespace ? [q.namespace] : []), ...(q.owners ?? []), ...(q.limit ? [q.limit] : [])];
+			const shape: FindShape = `${nodes?.length ?? -1}|${uuids?.length ?? -1}|${q.namespace ? 1 : 0}|${q.owners?.length ?? -1}|${q.limit ? 1 : 0}`;
+			const rows = (await this.db.kysely.executeQuery<Selectable<UserMetaTable>>(this.findQueries.with(shape, params))).rows;
+			out.push(...rows.map(toValue));
 		}
 		if (nodeChunks.length > 1) out.sort((a, b) => b.UpdatedAt - a.UpdatedAt || (a.Uuid < b.Uuid ? -1 : 1));
 		return q.limit ? out.slice(0, q.limit) : out;
 	}
+
+	/** find's query for one shape (how many node uuids, uuids, owners; -1: no such filter), placeholders in find's order. */
+	private readonly findQueries = new CompiledShapes<FindShape>((shape) => {
+		const [nodes, uuids, namespace, owners, limit] = shape.split("|").map(Number);
+		const some = (n: number) => Array.from({ length: n }, () => "");
+		let s = this.db.kysely.selectFrom("user_meta").selectAll();
+		if (nodes >= 0) s = s.where("node_uuid", "in", some(nodes));
+		if (uuids >= 0) s = s.where("uuid", "in", some(uuids));
+		if (namespace) s = s.where("namespace", "=", "");
+		if (owners >= 0) s = s.where("owner", "in", some(owners));
+		s = s.orderBy("updated_at", "desc").orderBy("uuid");
+		if (limit) s = s.limit(1);
+		return s.compile();
+	});
 
 	/**
 	 * Values of a namespace whose JSON text equals `equals` or contains `contains` (ASCII case-insensitive), for a

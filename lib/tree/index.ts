@@ -32,6 +32,9 @@ export function toDoc(n: NodeRecord): NodeDoc {
 
 const orNull = (n: NodeRecord | null): NodeDoc | null => (n ? toDoc(n) : null);
 
+/** The node at a path as a listing reads it (TreeIndex.folderAt), passed on to `children` to be read once. */
+export type FolderAt = NonNullable<Awaited<ReturnType<NodesRepo["byPathCounted"]>>>;
+
 /** Largest page the repository reads at once; longer listings are read page after page. */
 const PAGE = 10_000;
 
@@ -67,6 +70,11 @@ export class TreeIndex {
 		return orNull(await this.nodes.byPath(ds, path));
 	}
 
+	/** What a listing reads first: the node at a path, with (for a folder) its counts of visible children. */
+	async folderAt(ds: string, path: string): Promise<FolderAt | null> {
+		return this.nodes.byPathCounted(ds, path);
+	}
+
 	async byUuid(uuid: string): Promise<NodeDoc | null> {
 		return orNull(await this.nodes.byUuid(uuid));
 	}
@@ -84,13 +92,15 @@ export class TreeIndex {
 	 * A page of a folder's children and how many there are. Visible children (no dot-names) in the order asked,
 	 * or, with `includeHidden`, all of them by name (the administrators' view).
 	 */
-	async children(ds: string, path: string, opts: ListOptions = {}): Promise<{ nodes: NodeDoc[]; total: number }> {
-		const folder = await this.nodes.byPath(ds, path);
-		if (!folder || folder.type !== "COLLECTION") return { nodes: [], total: 0 };
+	async children(ds: string, path: string, opts: ListOptions = {}, at?: FolderAt | null): Promise<{ nodes: NodeDoc[]; total: number }> {
+		const found = at === undefined ? await this.nodes.byPathCounted(ds, path) : at;
+		if (!found || found.node.type !== "COLLECTION") return { nodes: [], total: 0 };
+		const folder = found.node;
 		const hidden = opts.includeHidden ? undefined : false;
 		const sort = opts.includeHidden ? "name" : (opts.sort?.field ?? "name");
 		const desc = !opts.includeHidden && !!opts.sort?.desc;
-		const counts = await this.nodes.countChildren(folder.uuid, { hidden });
+		// Visible children are counted on the folder's own row, read with it.
+		const counts = hidden === false ? found.visible : await this.nodes.countChildren(folder.uuid, { hidden });
 		const total = opts.type === "LEAF" ? counts.files : opts.type === "COLLECTION" ? counts.folders : counts.files + counts.folders;
 		let offset = Math.max(0, Math.floor(opts.offset ?? 0));
 		const wanted = opts.limit && opts.limit > 0 ? opts.limit : Infinity;

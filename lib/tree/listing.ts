@@ -3,7 +3,7 @@
 import { BadRequestError, NotFoundError } from "../errors";
 import type { Identity } from "../auth/identity";
 import type { AccessibleWorkspace } from "../workspaces/model";
-import { SORT_FIELDS, type SortField, type TreeIndex } from "./index";
+import { SORT_FIELDS, toDoc, type SortField, type TreeIndex } from "./index";
 import { Resolver, type Location, type RootEntry } from "./resolver";
 import { RECYCLE_BIN, type NodeDoc, type TreeNode } from "./model";
 import { pagination, presentNode, presentWorkspace, workspaceMeta, type Pagination } from "./present";
@@ -132,7 +132,11 @@ export class TreeReader {
 		return { ChildrenCount: String(c.files + c.folders), ChildrenFiles: String(c.files), ChildrenFolders: String(c.folders) };
 	}
 
-	async bulk(user: Identity, p: BulkParams): Promise<{ Nodes: TreeNode[]; Pagination?: Pagination }> {
+	/**
+	 * `opened` is told, for each `<path>/*` of the request, of the node found at `<path>` below a workspace root
+	 * (the folder listed, or the file or archive answered instead): who lists a folder reads it.
+	 */
+	async bulk(user: Identity, p: BulkParams, opened?: (raw: string, doc: NodeDoc) => void): Promise<{ Nodes: TreeNode[]; Pagination?: Pagination }> {
 		if (!p.NodePaths?.length) throw new BadRequestError("NodePaths is required");
 		if (p.Versions) return { Nodes: await this.versionNodes(user, p.NodePaths) };
 		const nodes: TreeNode[] = [];
@@ -160,7 +164,9 @@ export class TreeReader {
 				}
 				continue;
 			}
-			const folder = await this.index.get(loc.ds, loc.path);
+			const at = await this.index.folderAt(loc.ds, loc.path);
+			const folder = at && toDoc(at.node);
+			if (folder && loc.rel !== "") opened?.(raw, folder);
 			const offset = p.Offset ?? 0;
 			if (!folder || folder.type !== "COLLECTION") {
 				const inArchive = await this.archiveListing(loc, path.replace(/\/+$/, ""), offset, p.Limit ?? 0);
@@ -176,7 +182,7 @@ export class TreeReader {
 				continue;
 			}
 			const type = p.Filters?.type === "LEAF" || p.Filters?.type === "COLLECTION" ? p.Filters.type : undefined;
-			const { nodes: children, total } = await this.index.children(loc.ds, loc.path, { offset, limit: p.Limit || undefined, type, sort: sortOf(p) });
+			const { nodes: children, total } = await this.index.children(loc.ds, loc.path, { offset, limit: p.Limit || undefined, type, sort: sortOf(p) }, at);
 			for (const c of children) nodes.push(presentNode(c, loc));
 			page = pagination(offset, p.Limit ?? 0, total);
 		}

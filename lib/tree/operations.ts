@@ -42,9 +42,23 @@ export class TreeOperations {
 		private readonly datasource: (name: string) => Promise<DatasourceHandle>,
 		/** Called before content is replaced or deleted for good, while it is still readable (versioning keeps it). */
 		private readonly beforeLoss: (ds: string, previous: NodeDoc, reason: "overwrite" | "delete", owner?: string) => Promise<void> = async () => undefined,
-		/** Told about every folder created, explicitly or as a missing parent (derived indexes follow). */
-		private readonly foldersCreated: (created: NodeDoc[]) => void = () => undefined,
+		/** Told about every folder created, explicitly or as a missing parent (derived indexes follow), and by whom. */
+		private readonly foldersCreated: (created: NodeDoc[], by?: string) => void = () => undefined,
 	) {}
+
+	/** Who the folders created through this object are announced as made by (see authoredBy). */
+	private author?: string;
+
+	/**
+	 * These operations (the same index, stores and commit locks: a view, not a copy) announcing the folders they
+	 * create, missing parents included, as made by `by`. Passed along explicitly rather than through an
+	 * AsyncLocalStorage, whose promise hooks cost every request of the node once enabled.
+	 */
+	authoredBy(by: string): TreeOperations {
+		const view = Object.create(this) as TreeOperations;
+		view.author = by;
+		return view;
+	}
 
 	keyFor(ds: DatasourceHandle, uuid: string, path: string): string {
 		return ds.flat ? uuid : path;
@@ -54,7 +68,7 @@ export class TreeOperations {
 		const ds = await this.datasource(dsName);
 		const { node, created } = await this.index.mkdir(dsName, path, recursive);
 		if (!ds.flat) for (const c of created) await ds.store.mkdir(c.path);
-		if (created.length) this.foldersCreated(created);
+		if (created.length) this.foldersCreated(created, this.author);
 		return node;
 	}
 

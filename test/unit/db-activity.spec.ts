@@ -84,6 +84,19 @@ onEveryBackend("ActivityRepo", (h) => {
 		assert.deepEqual((await repo.subscriptions({ userIds: ["bob"] })).map((s) => s.ObjectId), ["n2"]);
 	});
 
+	it("followedNodes: the events a user follows on the nodes asked, by user for a few subscriptions, by node for many", async () => {
+		await repo.subscribe({ UserId: "ivy", ObjectType: "NODE", ObjectId: "f1", Events: ["read", "change"] });
+		await repo.subscribe({ UserId: "ivy", ObjectType: "NODE", ObjectId: "f3", Events: ["change"] });
+		await repo.subscribe({ UserId: "ivy", ObjectType: "USER", ObjectId: "f2", Events: ["change"] });
+		await repo.subscribe({ UserId: "jon", ObjectType: "NODE", ObjectId: "f2", Events: ["change"] });
+		assert.deepEqual(await repo.followedNodes("ivy", ["f1", "f2", "f3", "f4", "f1"]), { f1: ["read", "change"], f3: ["change"] });
+		assert.deepEqual(await repo.followedNodes("ivy", []), {});
+		assert.deepEqual(await repo.followedNodes("kim", ["f1", "f2"]), {});
+		// More subscriptions than are matched in memory: the nodes asked are looked up, with the same answer.
+		for (let i = 0; i < 205; i++) await repo.subscribe({ UserId: "ivy", ObjectType: "NODE", ObjectId: `g${String(i).padStart(3, "0")}`, Events: ["read"] });
+		assert.deepEqual(await repo.followedNodes("ivy", ["f1", "f2", "f3", "g204", "zz"]), { f1: ["read", "change"], f3: ["change"], g204: ["read"] });
+	});
+
 	it("drops the boxes of nodes a batch deleted, and the subscriptions to them, in the batch's transaction", async () => {
 		await repo.post([entry("k1|n9|outbox", "n9", 1000, { ownerType: "NODE", box: "outbox" })]);
 		await repo.subscribe({ UserId: "carol", ObjectType: "NODE", ObjectId: "n9", Events: ["change"] });
