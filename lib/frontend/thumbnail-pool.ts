@@ -16,6 +16,9 @@ export interface ThumbnailRequest {
 }
 /** A worker's answer; `data` null: serve the original (not a PNG this server decodes, or no larger than dim). */
 export type ThumbnailReply = { id: number; ok: true; data: Uint8Array | null } | { id: number; ok: false; message: string };
+/** A worker's first message, once its code is loaded: a job's time limit counts from then, not from its start. */
+export const WORKER_READY = { ready: true } as const;
+type WorkerMessage = ThumbnailReply | typeof WORKER_READY;
 
 export interface ThumbnailPoolOptions {
 	/** Worker threads at most: each decode takes a core. */
@@ -57,6 +60,8 @@ interface Slot {
 	/** The worker's uncaught error, reported before its exit. */
 	error?: Error;
 	timer?: NodeJS.Timeout;
+	/** Its code is loaded (it said so): the time limit of a job sent before then starts now. */
+	ready?: boolean;
 }
 
 /** A thumbnail that could not be made (its worker failed): a 500 that says so. */
@@ -156,7 +161,11 @@ export class ThumbnailPool {
 		this.slots.push(slot);
 		// A pool left open never keeps the process alive.
 		slot.worker.unref();
-		slot.worker.on("message", (reply: ThumbnailReply) => this.answered(slot, reply));
+		slot.worker.on("message", (m: WorkerMessage) => {
+			if (!("ready" in m)) return this.answered(slot, m);
+			slot.ready = true;
+			if (slot.job) this.startTimer(slot);
+		});
 		slot.worker.on("error", (err) => (slot.error = err));
 		slot.worker.on("exit", (code) => this.exited(slot, code));
 		return slot;
@@ -167,6 +176,12 @@ export class ThumbnailPool {
 		slot.job = job;
 		const request: ThumbnailRequest = { id: job.id, png: job.png, dim: job.dim };
 		slot.worker.postMessage(request);
+		// A worker still loading its code (seconds under tsx on a busy machine) gets the message once it listens.
+		if (slot.ready) this.startTimer(slot);
+	}
+
+	private startTimer(slot: Slot): void {
+		clearTimeout(slot.timer);
 		slot.timer = setTimeout(() => void this.stop(slot, `it took more than ${this.jobTimeoutMs / 1000} s`), this.jobTimeoutMs).unref();
 	}
 

@@ -2,7 +2,7 @@
 // thread used to run (images' pngThumbnail). Its answer carries no bytes when the original is to be served.
 import { parentPort } from "node:worker_threads";
 import { pngThumbnail } from "./images";
-import type { ThumbnailReply, ThumbnailRequest } from "./thumbnail-pool";
+import { WORKER_READY, type ThumbnailReply, type ThumbnailRequest } from "./thumbnail-pool";
 
 const port = parentPort;
 if (!port) throw new Error("thumbnail-worker runs as a worker thread of lib/frontend/thumbnail-pool");
@@ -17,3 +17,4 @@ port.on("message", (req: ThumbnailRequest) => {
 	}
 	port.postMessage(reply);
 });
+port.postMessage(WORKER_READY);

@@ -3,7 +3,7 @@
 // "hold:<name>": says on the "thumbnail-test" broadcast channel that it started <name> (with its thread id), then
 // answers once the test releases <name>; anything else: answered at once, upper-cased.
 import { BroadcastChannel, parentPort, threadId } from "node:worker_threads";
-import type { ThumbnailReply, ThumbnailRequest } from "../../lib/frontend/thumbnail-pool";
+import { WORKER_READY, type ThumbnailReply, type ThumbnailRequest } from "../../lib/frontend/thumbnail-pool";
 
 export interface HoldMessage {
 	started?: string;
@@ -35,3 +35,4 @@ port.on("message", (req: ThumbnailRequest) => {
 		channel.postMessage({ started: name, thread: threadId } satisfies HoldMessage);
 	} else reply(label.toUpperCase());
 });
+port.postMessage(WORKER_READY);

@@ -47,9 +47,9 @@ describe("thumbnail pool (lib/frontend/thumbnail-pool)", function () {
 		const deep = Buffer.from(image);
 		deep[24] = 16;
 		assert.equal(await p.make("k3", deep, 64), null);
-		// A header the decoder trips on: the request fails, saying why, and the worker goes on.
+		// A damaged header: no thumbnail (the original is served), and the worker goes on.
 		const broken = Buffer.concat([image.subarray(0, 8), Buffer.from([0, 0, 0, 0]), Buffer.from("IHDR"), Buffer.alloc(4), Buffer.alloc(8, 0xff)]);
-		await assert.rejects(p.make("k4", broken, 64), failure(500, /^The thumbnail could not be made: .*outside buffer bounds/));
+		assert.equal(await p.make("k4", broken, 64), null);
 		assert.ok((await p.make("k5", image, 32))?.length);
 		assert.deepEqual([p.started, p.workers], [1, 1]);
 	});
