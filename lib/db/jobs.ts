@@ -7,7 +7,7 @@ import type { Insertable, Selectable, Transaction, Updateable } from "kysely";
 import { ACTIVE_STATUSES } from "../jobs/model";
 import type { IdMatch } from "../jobs/query";
 import type { Db } from "./index";
-import type { NedbDoc } from "./nedb-import";
+import type { NedbDoc, NedbSource } from "./nedb-import";
 import type { Database, JobsTable, TaskLogsTable, TasksTable } from "./schema";
 import { flag, fromJson, orNull, orUndefined, prefixEnd } from "./sql";
 
@@ -385,17 +385,27 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 	/**
 	 * The NeDB `jobs` collection (jobs, tasks and logs in one, told apart by `kind`), inside the import's
 	 * transaction. Tasks of a job that is gone and logs of a task that is gone are left out (the foreign keys
-	 * would refuse them; nothing could show them).
+	 * would refuse them; nothing could show them). Read three times, jobs then tasks then logs: a job rewritten
+	 * after its tasks were (its last line after theirs) is in the table before them.
 	 */
-	static async importNedb(trx: Transaction<Database>, docs: NedbDoc[]): Promise<{ jobs: number; tasks: number; logs: number }> {
+	static async importNedb(trx: Transaction<Database>, docs: NedbSource): Promise<{ jobs: number; tasks: number; logs: number }> {
 		const s = (d: NedbDoc, k: string, def = "") => (typeof d[k] === "string" ? (d[k] as string) : def);
 		const n = (d: NedbDoc, k: string, def = 0) => (typeof d[k] === "number" && Number.isFinite(d[k]) ? (d[k] as number) : def);
-		const jobs: Insertable<JobsTable>[] = [];
-		const tasks: Insertable<TasksTable>[] = [];
-		const logs: Insertable<TaskLogsTable>[] = [];
-		for (const d of docs) {
-			if (d.kind === "job" && typeof d.Name === "string") {
-				jobs.push({
+		const insert = async <T extends "jobs" | "tasks" | "task_logs">(table: T, rows: Insertable<Database[T]>[]): Promise<number> => {
+			for (let i = 0; i < rows.length; i += 200) await trx.insertInto(table).values(rows.slice(i, i + 200)).execute();
+			return rows.length;
+		};
+		/** Those of `ids` that `table` holds. */
+		const present = async (table: "jobs" | "tasks", ids: string[]): Promise<Set<string>> =>
+			new Set(ids.length ? (await trx.selectFrom(table).select("id").where("id", "in", [...new Set(ids)]).execute()).map((r) => r.id) : []);
+		let jobs = 0;
+		let tasks = 0;
+		let logs = 0;
+		for await (const batch of docs.batches()) {
+			const rows: Insertable<JobsTable>[] = [];
+			for (const d of batch) {
+				if (d.kind !== "job" || typeof d.Name !== "string") continue;
+				rows.push({
 					id: d._id,
 					name: d.Name,
 					label: s(d, "Label", d.Name),
@@ -408,11 +418,14 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 					modified_at: n(d, "ModifiedAt", n(d, "CreatedAt")),
 				});
 			}
+			jobs += await insert("jobs", rows);
 		}
-		const jobIds = new Set(jobs.map((j) => j.id));
-		for (const d of docs) {
-			if (d.kind === "task" && typeof d.JobID === "string" && jobIds.has(d.JobID)) {
-				tasks.push({
+		for await (const batch of docs.batches()) {
+			const candidates = batch.filter((d): d is NedbDoc & { JobID: string } => d.kind === "task" && typeof d.JobID === "string");
+			const jobIds = await present("jobs", candidates.map((d) => d.JobID));
+			const rows: Insertable<TasksTable>[] = candidates
+				.filter((d) => jobIds.has(d.JobID))
+				.map((d) => ({
 					id: d._id,
 					job_id: d.JobID,
 					owner: s(d, "Owner"),
@@ -427,13 +440,15 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 					can_pause: flag(d.CanPause === true),
 					node: s(d, "Node"),
 					created: n(d, "Created"),
-				});
-			}
+				}));
+			tasks += await insert("tasks", rows);
 		}
-		const taskIds = new Set(tasks.map((t) => t.id));
-		for (const d of docs) {
-			if (d.kind === "log" && typeof d.TaskID === "string" && taskIds.has(d.TaskID)) {
-				logs.push({
+		for await (const batch of docs.batches()) {
+			const candidates = batch.filter((d): d is NedbDoc & { TaskID: string } => d.kind === "log" && typeof d.TaskID === "string");
+			const taskIds = await present("tasks", candidates.map((d) => d.TaskID));
+			const rows: Insertable<TaskLogsTable>[] = candidates
+				.filter((d) => taskIds.has(d.TaskID))
+				.map((d) => ({
 					id: d._id,
 					job_id: s(d, "JobID"),
 					task_id: d.TaskID,
@@ -444,12 +459,9 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 					level: s(d, "Level", "info"),
 					msg: s(d, "Msg"),
 					operation_uuid: s(d, "OperationUuid"),
-				});
-			}
+				}));
+			logs += await insert("task_logs", rows);
 		}
-		for (let i = 0; i < jobs.length; i += 200) await trx.insertInto("jobs").values(jobs.slice(i, i + 200)).execute();
-		for (let i = 0; i < tasks.length; i += 200) await trx.insertInto("tasks").values(tasks.slice(i, i + 200)).execute();
-		for (let i = 0; i < logs.length; i += 200) await trx.insertInto("task_logs").values(logs.slice(i, i + 200)).execute();
-		return { jobs: jobs.length, tasks: tasks.length, logs: logs.length };
+		return { jobs, tasks, logs };
 	}
 }
