@@ -18,7 +18,7 @@ import { sql } from "kysely";
 import { baseName, parentOf } from "../tree/paths";
 import type { Db } from "./index";
 import { importNedbCollectionOnce, type ImportReport, type NedbDoc } from "./nedb-import";
-import { insertRecords, rootUuidOf, type NodeRecord } from "./nodes";
+import { breathe, recountChildren, rootUuidOf } from "./nodes";
 import type { Database } from "./schema";
 
 export interface NodesImportReport extends ImportReport {
@@ -102,7 +102,7 @@ function fromNedb(d: NedbDoc, seq: number): StagingTable | undefined {
 
 /** Rows written or read at once: 14 parameters a row, well under SQLite's 32,766 per statement. */
 const ROWS = 1000;
-/** Rows read from the staging table and written to the nodes table at once. */
+/** Rows copied from the staging table to the nodes table at once (at most: a window of reading order). */
 const PAGE = 5000;
 
 async function stage(trx: Staging, rows: StagingTable[]): Promise<number> {
@@ -231,38 +231,50 @@ export async function importNedbNodes(db: Db, dataDir: string, log: (msg: string
 				.execute();
 		}
 
-		// Into the nodes table, each level after the one holding it.
-		const { total } = await trx.selectFrom(STAGING).select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow();
+		// Into the nodes table, each level after the one holding it, copied by the database (no row passes through
+		// here), a window of reading order at a time.
+		const levels = await trx
+			.selectFrom(STAGING)
+			.select((eb) => ["depth", eb.fn.min<number>("seq").as("first"), eb.fn.max<number>("seq").as("last"), eb.fn.countAll<number>().as("rows")])
+			.groupBy("depth")
+			.orderBy("depth")
+			.execute();
+		const total = levels.reduce((sum, l) => sum + Number(l.rows), 0);
 		const t0 = Date.now();
 		let told = t0;
 		let written = 0;
-		for (let d = 0; d <= maxDepth; d++) {
-			for (let after = -1; ; ) {
-				const rows = await trx
-					.selectFrom(`${STAGING} as s`)
-					.leftJoin(`${STAGING} as p`, "p.k", "s.pk")
-					.select(["s.seq", "s.uuid", "s.ds", "s.name", "s.path", "s.type", "s.size", "s.mtime", "s.etag", "s.mode", "s.key", "s.meta", "p.uuid as parent"])
-					.where("s.depth", "=", d)
-					.where("s.seq", ">", after)
-					.orderBy("s.seq")
-					.limit(PAGE)
-					.execute();
-				if (!rows.length) break;
-				after = rows[rows.length - 1].seq;
-				const records = rows.map((r): NodeRecord => {
-					const n: NodeRecord = { uuid: r.uuid, ds: r.ds, parent: r.parent, name: r.name, path: r.path, type: r.type, size: Number(r.size), mtime: Number(r.mtime), meta: JSON.parse(r.meta) as Record<string, string> };
-					if (r.etag !== null) n.etag = r.etag;
-					if (r.mode !== null) n.mode = r.mode;
-					if (r.key !== null) n.key = r.key;
-					return n;
-				});
-				await insertRecords(t, records);
-				written += records.length;
+		for (const level of levels) {
+			for (let from = Number(level.first); from <= Number(level.last); from += PAGE) {
+				const r = await trx
+					.insertInto("nodes")
+					.columns(["uuid", "ds", "parent", "name", "path", "type", "size", "mtime", "etag", "mode", "key", "meta", "files", "folders"])
+					.expression(
+						trx
+							.selectFrom(`${STAGING} as s`)
+							.leftJoin(`${STAGING} as p`, "p.k", "s.pk")
+							.select(["s.uuid", "s.ds", "p.uuid as parent", "s.name", "s.path", "s.type", "s.size", "s.mtime", "s.etag", "s.mode", "s.key", "s.meta", sql.lit(0).as("files"), sql.lit(0).as("folders")])
+							.where("s.depth", "=", level.depth)
+							.where("s.seq", ">=", from)
+							.where("s.seq", "<", from + PAGE)
+							.orderBy("s.seq"),
+					)
+					.executeTakeFirst();
+				written += Number(r.numInsertedOrUpdatedRows ?? 0);
 				const now = Date.now();
 				if (big && now - told >= 5000) {
 					told = now;
-					log(`importing the NeDB node index: ${written}/${Number(total)} nodes, ${Math.round(written / ((now - t0) / 1000))} nodes/s`);
+					log(`importing the NeDB node index: ${written}/${total} nodes, ${Math.round(written / ((now - t0) / 1000))} nodes/s`);
 				}
+				await breathe();
+			}
+		}
+		// Then what each folder holds.
+		for (const level of levels) {
+			for (let after = -1; ; ) {
+				const folders = await trx.selectFrom(STAGING).select(["seq", "uuid"]).where("depth", "=", level.depth).where("seq", ">", after).where("type", "=", "COLLECTION").orderBy("seq").limit(ROWS).execute();
+				if (!folders.length) break;
+				after = folders[folders.length - 1].seq;
+				await recountChildren(t, folders.map((f) => f.uuid));
 			}
 		}
 		await trx.schema.dropTable(STAGING).execute();
