@@ -9,9 +9,9 @@
 //
 // Memory. An index can hold millions of nodes: they go, a batch at a time, into a temporary staging table keyed by
 // (datasource, path), where the checks above are a few statements per tree level, and from there into the nodes
-// table, folders before what they hold, a page at a time. The staging table lives in the transaction (SQLite
-// keeps it in a temporary file, PostgreSQL in the session), so a crash leaves nothing of it either.
-import { createHash, randomUUID } from "node:crypto";
+// table, folders before what they hold, copied by the database a window at a time. The staging table lives in the
+// transaction (SQLite keeps it in a temporary file, PostgreSQL in the session), so a crash leaves nothing of it.
+import { hash, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { Transaction } from "kysely";
 import { sql } from "kysely";
@@ -45,7 +45,7 @@ const depth = (path: string): number => (path === "" ? 0 : path.split("/").lengt
  * A node's key in the staging table, compared for equality only: short and of fixed size whatever the path's
  * length (PostgreSQL's btree refuses long ones), 128 bits so that two paths of one index never share one.
  */
-const keyOf = (ds: string, path: string): string => createHash("md5").update(ds).update("\u0000").update(path).digest("base64");
+const keyOf = (ds: string, path: string): string => hash("md5", `${ds}\u0000${path}`, "base64");
 
 const STAGING = "nedb_nodes_import";
 
@@ -105,17 +105,8 @@ const ROWS = 1000;
 /** Rows copied from the staging table to the nodes table at once (at most: a window of reading order). */
 const PAGE = 5000;
 
-async function stage(trx: Staging, rows: StagingTable[]): Promise<number> {
-	let added = 0;
-	for (let i = 0; i < rows.length; i += ROWS) {
-		const r = await trx
-			.insertInto(STAGING)
-			.values(rows.slice(i, i + ROWS))
-			.onConflict((oc) => oc.column("k").doNothing())
-			.executeTakeFirst();
-		added += Number(r.numInsertedOrUpdatedRows ?? 0);
-	}
-	return added;
+async function stage(trx: Staging, rows: StagingTable[]): Promise<void> {
+	for (let i = 0; i < rows.length; i += ROWS) await trx.insertInto(STAGING).values(rows.slice(i, i + ROWS)).execute();
 }
 
 /** Imports DATA_DIR/db/nodes.db once; `log` hears what is done, with progress on large indexes. */
@@ -129,7 +120,7 @@ export async function importNedbNodes(db: Db, dataDir: string, log: (msg: string
 		await trx.schema
 			.createTable(STAGING)
 			.temporary()
-			.addColumn("k", "text", (c) => c.primaryKey())
+			.addColumn("k", "text", (c) => c.notNull())
 			.addColumn("pk", "text")
 			.addColumn("depth", "integer", (c) => c.notNull())
 			.addColumn("seq", "integer", (c) => c.notNull())
@@ -145,10 +136,9 @@ export async function importNedbNodes(db: Db, dataDir: string, log: (msg: string
 			.addColumn("key", "text")
 			.addColumn("meta", "text", (c) => c.notNull())
 			.execute();
-		await trx.schema.createIndex(`${STAGING}_level`).on(STAGING).columns(["depth", "seq"]).execute();
-		await trx.schema.createIndex(`${STAGING}_parent`).on(STAGING).column("pk").execute();
 
-		// The documents; of two for one path, the first read stays.
+		// The documents, appended; indexed once all are in (an index built at once is sorted in one go, while one
+		// kept up row by row is written all over: the keys are hashes).
 		let skipped = 0;
 		let maxDepth = 0;
 		let seq = 0;
@@ -162,12 +152,28 @@ export async function importNedbNodes(db: Db, dataDir: string, log: (msg: string
 					if (row.depth > maxDepth) maxDepth = row.depth;
 				}
 			}
-			skipped += rows.length - (await stage(trx, rows));
+			await stage(trx, rows);
 		}
-
+		await trx.schema.createIndex(`${STAGING}_key`).on(STAGING).column("k").execute();
+		await trx.schema.createIndex(`${STAGING}_level`).on(STAGING).columns(["depth", "seq"]).execute();
+		await trx.schema.createIndex(`${STAGING}_parent`).on(STAGING).column("pk").execute();
 		// PostgreSQL plans the statements below by the table's statistics, which autovacuum never gathers on a
 		// temporary table: without them an anti-join of a page could be planned as a scan of the whole table.
 		if (db.dialect === "postgres") await sql`analyze ${sql.table(STAGING)}`.execute(trx);
+
+		// Of two documents for one path, the first read stays.
+		const twice = await trx
+			.deleteFrom(STAGING)
+			.where(({ exists, selectFrom }) =>
+				exists(
+					selectFrom(`${STAGING} as o`)
+						.select("o.k")
+						.whereRef("o.k", "=", `${STAGING}.k`)
+						.whereRef("o.seq", "<", `${STAGING}.seq`),
+				),
+			)
+			.executeTakeFirst();
+		skipped += Number(twice.numDeletedRows);
 
 		// A tree of the same datasources already in the SQL store (this DATA_DIR started once without its db/
 		// folder?) is not merged with the old one: both cannot be right, the administrator decides.
@@ -197,7 +203,9 @@ export async function importNedbNodes(db: Db, dataDir: string, log: (msg: string
 					const p = parentOf(o.path);
 					if (!folders.has(o.pk ?? "")) folders.set(o.pk ?? "", stagingRow({ uuid: p === "" ? rootUuidOf(o.ds) : randomUUID(), seq: seq++, ds: o.ds, path: p, type: "COLLECTION", size: 0, mtime: Number(o.mtime), etag: null, mode: null, key: null, meta: "{}" }));
 				}
-				foldersAdded += await stage(trx, [...folders.values()]);
+				// Each page is read after the folders of the one before are in: a folder is never made twice.
+				await stage(trx, [...folders.values()]);
+				foldersAdded += folders.size;
 			}
 		}
 
