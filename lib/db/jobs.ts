@@ -399,8 +399,6 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 		const present = async (table: "jobs" | "tasks", ids: string[]): Promise<Set<string>> =>
 			new Set(ids.length ? (await trx.selectFrom(table).select("id").where("id", "in", [...new Set(ids)]).execute()).map((r) => r.id) : []);
 		let jobs = 0;
-		let tasks = 0;
-		let logs = 0;
 		for await (const batch of docs.batches()) {
 			const rows: Insertable<JobsTable>[] = [];
 			for (const d of batch) {
@@ -420,48 +418,44 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 			}
 			jobs += await insert("jobs", rows);
 		}
-		for await (const batch of docs.batches()) {
-			const candidates = batch.filter((d): d is NedbDoc & { JobID: string } => d.kind === "task" && typeof d.JobID === "string");
-			const jobIds = await present("jobs", candidates.map((d) => d.JobID));
-			const rows: Insertable<TasksTable>[] = candidates
-				.filter((d) => jobIds.has(d.JobID))
-				.map((d) => ({
-					id: d._id,
-					job_id: d.JobID,
-					owner: s(d, "Owner"),
-					status: s(d, "Status", "Unknown"),
-					status_message: s(d, "StatusMessage"),
-					trigger_owner: s(d, "TriggerOwner"),
-					start_time: typeof d.StartTime === "number" ? d.StartTime : null,
-					end_time: typeof d.EndTime === "number" ? d.EndTime : null,
-					progress: n(d, "Progress"),
-					has_progress: flag(d.HasProgress === true),
-					can_stop: flag(d.CanStop === true),
-					can_pause: flag(d.CanPause === true),
-					node: s(d, "Node"),
-					created: n(d, "Created"),
-				}));
-			tasks += await insert("tasks", rows);
-		}
-		for await (const batch of docs.batches()) {
-			const candidates = batch.filter((d): d is NedbDoc & { TaskID: string } => d.kind === "log" && typeof d.TaskID === "string");
-			const taskIds = await present("tasks", candidates.map((d) => d.TaskID));
-			const rows: Insertable<TaskLogsTable>[] = candidates
-				.filter((d) => taskIds.has(d.TaskID))
-				.map((d) => ({
-					id: d._id,
-					job_id: s(d, "JobID"),
-					task_id: d.TaskID,
-					owner: s(d, "Owner"),
-					owner_uuid: s(d, "OwnerUuid"),
-					ts: n(d, "Ts"),
-					seq: n(d, "Seq"),
-					level: s(d, "Level", "info"),
-					msg: s(d, "Msg"),
-					operation_uuid: s(d, "OperationUuid"),
-				}));
-			logs += await insert("task_logs", rows);
-		}
+		/** One reading: the documents of `kind` whose `ref` names a row `parents` holds, as rows of `table`. */
+		const children = async <T extends "tasks" | "task_logs">(kind: string, ref: "JobID" | "TaskID", parents: "jobs" | "tasks", table: T, row: (d: NedbDoc, parent: string) => Insertable<Database[T]>): Promise<number> => {
+			let count = 0;
+			for await (const batch of docs.batches()) {
+				const candidates = batch.flatMap((d) => (d.kind === kind && typeof d[ref] === "string" ? [{ d, parent: d[ref] as string }] : []));
+				const known = await present(parents, candidates.map((c) => c.parent));
+				count += await insert(table, candidates.filter((c) => known.has(c.parent)).map((c) => row(c.d, c.parent)));
+			}
+			return count;
+		};
+		const tasks = await children("task", "JobID", "jobs", "tasks", (d, parent) => ({
+			id: d._id,
+			job_id: parent,
+			owner: s(d, "Owner"),
+			status: s(d, "Status", "Unknown"),
+			status_message: s(d, "StatusMessage"),
+			trigger_owner: s(d, "TriggerOwner"),
+			start_time: typeof d.StartTime === "number" ? d.StartTime : null,
+			end_time: typeof d.EndTime === "number" ? d.EndTime : null,
+			progress: n(d, "Progress"),
+			has_progress: flag(d.HasProgress === true),
+			can_stop: flag(d.CanStop === true),
+			can_pause: flag(d.CanPause === true),
+			node: s(d, "Node"),
+			created: n(d, "Created"),
+		}));
+		const logs = await children("log", "TaskID", "tasks", "task_logs", (d, parent) => ({
+			id: d._id,
+			job_id: s(d, "JobID"),
+			task_id: parent,
+			owner: s(d, "Owner"),
+			owner_uuid: s(d, "OwnerUuid"),
+			ts: n(d, "Ts"),
+			seq: n(d, "Seq"),
+			level: s(d, "Level", "info"),
+			msg: s(d, "Msg"),
+			operation_uuid: s(d, "OperationUuid"),
+		}));
 		return { jobs, tasks, logs };
 	}
 }

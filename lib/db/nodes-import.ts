@@ -19,7 +19,7 @@ import { baseName, parentOf } from "../tree/paths";
 import type { Db } from "./index";
 import { importNedbCollectionOnce, type ImportReport, type NedbDoc } from "./nedb-import";
 import { breathe, recountChildren, rootUuidOf } from "./nodes";
-import type { Database } from "./schema";
+import type { Database, NodesTable } from "./schema";
 
 export interface NodesImportReport extends ImportReport {
 	/** Folders the old index lacked, made so that their content has a parent. */
@@ -49,7 +49,7 @@ const keyOf = (ds: string, path: string): string => hash("md5", `${ds}\u0000${pa
 
 const STAGING = "nedb_nodes_import";
 
-interface StagingTable {
+interface StagingTable extends Omit<NodesTable, "parent" | "files" | "folders"> {
 	k: string;
 	/** Key of the folder holding it; null for a root. */
 	pk: string | null;
@@ -59,17 +59,6 @@ interface StagingTable {
 	 * had them (in key order, each write lands anywhere in the table's indexes: three times slower at 200,000 nodes).
 	 */
 	seq: number;
-	uuid: string;
-	ds: string;
-	path: string;
-	name: string;
-	type: "LEAF" | "COLLECTION";
-	size: number;
-	mtime: number;
-	etag: string | null;
-	mode: number | null;
-	key: string | null;
-	meta: string;
 }
 
 type Staging = Transaction<Database & { [STAGING]: StagingTable }>;
