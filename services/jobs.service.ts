@@ -22,7 +22,7 @@ import { randomUUID } from "node:crypto";
 import { DatabaseMixin } from "../mixins/database.mixin";
 import { DataStoresMixin, type DataStoreHandle } from "../mixins/datastores.mixin";
 import { JobsRepo, LeasesRepo, type Db } from "../lib/db";
-import { importNedbOnce } from "../lib/db/nedb-import";
+import { importNedbCollectionOnce } from "../lib/db/nedb-import";
 import { PeriodicLease } from "../lib/cluster/periodic";
 import { loadConfig } from "../lib/config";
 import type { Meta } from "../lib/auth/identity";
@@ -180,7 +180,7 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 	},
 	async started(this: This) {
 		const cfg = loadConfig();
-		const imported = await importNedbOnce(this.db, cfg.dataDir, "jobs", async (trx, docs) => void (await JobsRepo.importNedb(trx, docs)));
+		const imported = await importNedbCollectionOnce(this.db, cfg.dataDir, "jobs", async (trx, docs) => void (await JobsRepo.importNedb(trx, docs)));
 		if (imported.imported) this.logger.info(`Imported ${imported.documents} jobs, tasks and logs from ${imported.backup}`);
 		this.repo = new JobsRepo(this.db);
 		const me = this.broker.nodeID;

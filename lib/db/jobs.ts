@@ -7,7 +7,7 @@ import type { Insertable, Selectable, Transaction, Updateable } from "kysely";
 import { ACTIVE_STATUSES } from "../jobs/model";
 import type { IdMatch } from "../jobs/query";
 import type { Db } from "./index";
-import type { NedbDoc } from "./nedb-import";
+import type { NedbDoc, NedbSource } from "./nedb-import";
 import type { Database, JobsTable, TaskLogsTable, TasksTable } from "./schema";
 import { flag, fromJson, orNull, orUndefined, prefixEnd } from "./sql";
 
@@ -399,17 +399,25 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 	/**
 	 * The NeDB `jobs` collection (jobs, tasks and logs in one, told apart by `kind`), inside the import's
 	 * transaction. Tasks of a job that is gone and logs of a task that is gone are left out (the foreign keys
-	 * would refuse them; nothing could show them).
+	 * would refuse them; nothing could show them). Read three times, jobs then tasks then logs: a job rewritten
+	 * after its tasks were (its last line after theirs) is in the table before them.
 	 */
-	static async importNedb(trx: Transaction<Database>, docs: NedbDoc[]): Promise<{ jobs: number; tasks: number; logs: number }> {
+	static async importNedb(trx: Transaction<Database>, docs: NedbSource): Promise<{ jobs: number; tasks: number; logs: number }> {
 		const s = (d: NedbDoc, k: string, def = "") => (typeof d[k] === "string" ? (d[k] as string) : def);
 		const n = (d: NedbDoc, k: string, def = 0) => (typeof d[k] === "number" && Number.isFinite(d[k]) ? (d[k] as number) : def);
-		const jobs: Insertable<JobsTable>[] = [];
-		const tasks: Insertable<TasksTable>[] = [];
-		const logs: Insertable<TaskLogsTable>[] = [];
-		for (const d of docs) {
-			if (d.kind === "job" && typeof d.Name === "string") {
-				jobs.push({
+		const insert = async <T extends "jobs" | "tasks" | "task_logs">(table: T, rows: Insertable<Database[T]>[]): Promise<number> => {
+			for (let i = 0; i < rows.length; i += 200) await trx.insertInto(table).values(rows.slice(i, i + 200)).execute();
+			return rows.length;
+		};
+		/** Those of `ids` that `table` holds. */
+		const present = async (table: "jobs" | "tasks", ids: string[]): Promise<Set<string>> =>
+			new Set(ids.length ? (await trx.selectFrom(table).select("id").where("id", "in", [...new Set(ids)]).execute()).map((r) => r.id) : []);
+		let jobs = 0;
+		for await (const batch of docs.batches()) {
+			const rows: Insertable<JobsTable>[] = [];
+			for (const d of batch) {
+				if (d.kind !== "job" || typeof d.Name !== "string") continue;
+				rows.push({
 					id: d._id,
 					name: d.Name,
 					label: s(d, "Label", d.Name),
@@ -422,48 +430,46 @@ export class JobsRepo<P = unknown, U = unknown, S extends string = string, L ext
 					modified_at: n(d, "ModifiedAt", n(d, "CreatedAt")),
 				});
 			}
+			jobs += await insert("jobs", rows);
 		}
-		const jobIds = new Set(jobs.map((j) => j.id));
-		for (const d of docs) {
-			if (d.kind === "task" && typeof d.JobID === "string" && jobIds.has(d.JobID)) {
-				tasks.push({
-					id: d._id,
-					job_id: d.JobID,
-					owner: s(d, "Owner"),
-					status: s(d, "Status", "Unknown"),
-					status_message: s(d, "StatusMessage"),
-					trigger_owner: s(d, "TriggerOwner"),
-					start_time: typeof d.StartTime === "number" ? d.StartTime : null,
-					end_time: typeof d.EndTime === "number" ? d.EndTime : null,
-					progress: n(d, "Progress"),
-					has_progress: flag(d.HasProgress === true),
-					can_stop: flag(d.CanStop === true),
-					can_pause: flag(d.CanPause === true),
-					node: s(d, "Node"),
-					created: n(d, "Created"),
-				});
+		/** One reading: the documents of `kind` whose `ref` names a row `parents` holds, as rows of `table`. */
+		const children = async <T extends "tasks" | "task_logs">(kind: string, ref: "JobID" | "TaskID", parents: "jobs" | "tasks", table: T, row: (d: NedbDoc, parent: string) => Insertable<Database[T]>): Promise<number> => {
+			let count = 0;
+			for await (const batch of docs.batches()) {
+				const candidates = batch.flatMap((d) => (d.kind === kind && typeof d[ref] === "string" ? [{ d, parent: d[ref] as string }] : []));
+				const known = await present(parents, candidates.map((c) => c.parent));
+				count += await insert(table, candidates.filter((c) => known.has(c.parent)).map((c) => row(c.d, c.parent)));
 			}
-		}
-		const taskIds = new Set(tasks.map((t) => t.id));
-		for (const d of docs) {
-			if (d.kind === "log" && typeof d.TaskID === "string" && taskIds.has(d.TaskID)) {
-				logs.push({
-					id: d._id,
-					job_id: s(d, "JobID"),
-					task_id: d.TaskID,
-					owner: s(d, "Owner"),
-					owner_uuid: s(d, "OwnerUuid"),
-					ts: n(d, "Ts"),
-					seq: n(d, "Seq"),
-					level: s(d, "Level", "info"),
-					msg: s(d, "Msg"),
-					operation_uuid: s(d, "OperationUuid"),
-				});
-			}
-		}
-		for (let i = 0; i < jobs.length; i += 200) await trx.insertInto("jobs").values(jobs.slice(i, i + 200)).execute();
-		for (let i = 0; i < tasks.length; i += 200) await trx.insertInto("tasks").values(tasks.slice(i, i + 200)).execute();
-		for (let i = 0; i < logs.length; i += 200) await trx.insertInto("task_logs").values(logs.slice(i, i + 200)).execute();
-		return { jobs: jobs.length, tasks: tasks.length, logs: logs.length };
+			return count;
+		};
+		const tasks = await children("task", "JobID", "jobs", "tasks", (d, parent) => ({
+			id: d._id,
+			job_id: parent,
+			owner: s(d, "Owner"),
+			status: s(d, "Status", "Unknown"),
+			status_message: s(d, "StatusMessage"),
+			trigger_owner: s(d, "TriggerOwner"),
+			start_time: typeof d.StartTime === "number" ? d.StartTime : null,
+			end_time: typeof d.EndTime === "number" ? d.EndTime : null,
+			progress: n(d, "Progress"),
+			has_progress: flag(d.HasProgress === true),
+			can_stop: flag(d.CanStop === true),
+			can_pause: flag(d.CanPause === true),
+			node: s(d, "Node"),
+			created: n(d, "Created"),
+		}));
+		const logs = await children("log", "TaskID", "tasks", "task_logs", (d, parent) => ({
+			id: d._id,
+			job_id: s(d, "JobID"),
+			task_id: parent,
+			owner: s(d, "Owner"),
+			owner_uuid: s(d, "OwnerUuid"),
+			ts: n(d, "Ts"),
+			seq: n(d, "Seq"),
+			level: s(d, "Level", "info"),
+			msg: s(d, "Msg"),
+			operation_uuid: s(d, "OperationUuid"),
+		}));
+		return { jobs, tasks, logs };
 	}
 }

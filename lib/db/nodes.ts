@@ -111,7 +111,7 @@ const visible = (name: string): boolean => !name.startsWith(".");
 /** Rows handled between two turns of the event loop. */
 const CHUNK = 2000;
 /** Lets timers and I/O run (heartbeats, other requests) between two chunks of a long operation. */
-const breathe = (): Promise<void> => new Promise((r) => setImmediate(r));
+export const breathe = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 /** The columns a record is made of but its parent, which a listing of children knows already. */
 const CHILD_COLUMNS = ["uuid", "ds", "name", "path", "type", "size", "mtime", "etag", "mode", "key", "meta"] as const;
@@ -639,13 +639,17 @@ export async function insertRecords(trx: Trx, records: readonly NodeRecord[], pr
 		if (records.length > ROWS) await breathe();
 	}
 	// The folders that gained children count them, whether they came in this call or an earlier one.
-	const parents = [...new Set(records.map((n) => n.parent).filter((p): p is string => p !== null))];
+	await recountChildren(trx, [...new Set(records.map((n) => n.parent).filter((p): p is string => p !== null))]);
+}
+
+/** Sets the files and folders counts of these folders from the visible children they hold. */
+export async function recountChildren(trx: Trx, folders: readonly string[]): Promise<void> {
 	const visibleChildren = (type: NodeType) => sql<number>`(select count(*) from nodes c where c.parent = nodes.uuid and c.type = ${type} and substr(c.name, 1, 1) <> '.')`;
-	for (let i = 0; i < parents.length; i += 500) {
+	for (let i = 0; i < folders.length; i += 500) {
 		await trx
 			.updateTable("nodes")
 			.set({ files: visibleChildren("LEAF"), folders: visibleChildren("COLLECTION") })
-			.where("uuid", "in", parents.slice(i, i + 500))
+			.where("uuid", "in", folders.slice(i, i + 500))
 			.execute();
 		await breathe();
 	}

@@ -3,6 +3,7 @@
 // and the NeDB jobs collection imported.
 import assert from "node:assert/strict";
 import { JobsRepo, openDatabase, type TaskRecord } from "../../lib/db";
+import { NEDB_BATCH, nedbDocs, type NedbDoc } from "../../lib/db/nedb-import";
 import { onEveryBackend, taskRecord } from "../helpers/db";
 
 const task = (id: string, jobId: string, created: number, status = "Queued", node = "n1"): TaskRecord => taskRecord(id, jobId, created, { Status: status, CanPause: true, Node: node });
@@ -101,12 +102,21 @@ onEveryBackend("JobsRepo (tasks, logs, pruning)", (h) => {
 				{ _id: "log-a", kind: "log", JobID: "job-a", TaskID: "task-a", Owner: "admin", OwnerUuid: "u1", Ts: 8, Seq: 8000, Level: "info", Msg: "Started: Copy", OperationUuid: "job-a-task-a" },
 				{ _id: "log-orphan", kind: "log", JobID: "gone", TaskID: "task-orphan", Owner: "admin", Ts: 1, Seq: 1, Level: "info", Msg: "x" },
 			];
-			assert.deepEqual(await db.transaction((trx) => JobsRepo.importNedb(trx, docs)), { jobs: 1, tasks: 1, logs: 1 });
+			assert.deepEqual(await db.transaction((trx) => JobsRepo.importNedb(trx, nedbDocs(docs))), { jobs: 1, tasks: 1, logs: 1 });
 			const imported = new JobsRepo(db);
 			assert.deepEqual(await imported.job("job-a"), { id: "job-a", Name: "copy", Label: "Copy", Owner: "admin", OwnerUuid: "u1", Params: { nodes: ["a"] }, User: { Login: "admin" }, CreatedAt: 5, ModifiedAt: 6 });
 			const { _id, kind, ...t } = docs[1];
 			assert.deepEqual(await imported.task("task-a"), { id: "task-a", ...t });
 			assert.deepEqual((await imported.logs({ TaskID: { eq: "task-a" } }, 10)).map((l) => l.id), ["log-a"]);
+			// A job whose last write comes after its tasks' and logs', batches later: read first all the same.
+			const later: NedbDoc[] = [
+				{ _id: "task-b", kind: "task", JobID: "job-b", Owner: "admin", Status: "Finished", Created: 2 },
+				{ _id: "log-b", kind: "log", JobID: "job-b", TaskID: "task-b", Owner: "admin", Ts: 2, Seq: 1, Level: "info", Msg: "b" },
+				...Array.from({ length: NEDB_BATCH }, (_, i) => ({ _id: `log-gone-${i}`, kind: "log", JobID: "gone", TaskID: "gone", Ts: 1, Seq: i, Msg: "x" })),
+				{ _id: "job-b", kind: "job", Name: "copy", Owner: "admin", CreatedAt: 1 },
+			];
+			assert.deepEqual(await db.transaction((trx) => JobsRepo.importNedb(trx, nedbDocs(later))), { jobs: 1, tasks: 1, logs: 1 });
+			assert.deepEqual((await imported.logs({ TaskID: { eq: "task-b" } }, 10)).map((l) => l.id), ["log-b"]);
 		} finally {
 			await db.close();
 		}

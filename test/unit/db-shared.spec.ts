@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acquireDatabase } from "../../lib/db/shared";
-import { importNedbOnce, readNedbFile } from "../../lib/db/nedb-import";
+import { importNedbOnce, openNedbFile, type NedbDoc } from "../../lib/db/nedb-import";
 
 describe("lib/db: shared handles and the NeDB import", () => {
 	let dir: string;
@@ -30,6 +30,12 @@ describe("lib/db: shared handles and the NeDB import", () => {
 		await other.release();
 	});
 
+	const readAll = async (file: string, size?: number): Promise<NedbDoc[][]> => {
+		const batches: NedbDoc[][] = [];
+		for await (const b of (await openNedbFile(file)).batches(size)) batches.push(b);
+		return batches;
+	};
+
 	it("reads an NeDB file as NeDB did: later lines win, deletions and index lines drop, dates as ms, a torn line skipped", async () => {
 		const file = join(dir, "x.db");
 		writeFileSync(
@@ -44,10 +50,40 @@ describe("lib/db: shared handles and the NeDB import", () => {
 				'{"_id":"d","v":',
 			].join("\n"),
 		);
-		assert.deepEqual(await readNedbFile(file), [
-			{ _id: "a", v: 2 },
-			{ _id: "b", v: 1, at: 1700000000000 },
+		// In the order of their last lines.
+		assert.deepEqual(await readAll(file), [
+			[
+				{ _id: "b", v: 1, at: 1700000000000 },
+				{ _id: "a", v: 2 },
+			],
 		]);
+	});
+
+	it("reads an NeDB file in batches, each document once as its last line has it, deleted ones not at all", async () => {
+		const file = join(dir, "x.db");
+		const lines: string[] = [];
+		// d0..d9 written, then d0..d4 rewritten, d5..d7 deleted, d6 written again after its deletion.
+		for (let i = 0; i < 10; i++) lines.push(JSON.stringify({ _id: `d${i}`, v: 1 }));
+		for (let i = 0; i < 5; i++) lines.push(JSON.stringify({ _id: `d${i}`, v: 2 }));
+		for (let i = 5; i < 8; i++) lines.push(JSON.stringify({ _id: `d${i}`, $$deleted: true }));
+		lines.push(JSON.stringify({ _id: "d6", v: 3 }), "", JSON.stringify({ $$indexCreated: { fieldName: "v" } }));
+		writeFileSync(file, lines.join("\r\n") + "\r\n");
+		const c = await openNedbFile(file);
+		assert.equal(c.documents, 8);
+		const batches = await readAll(file, 3);
+		assert.deepEqual(
+			batches.map((b) => b.length),
+			[3, 3, 2],
+		);
+		assert.deepEqual(
+			batches.flat().map((d) => `${d._id}=${d.v}`),
+			["d8=1", "d9=1", "d0=2", "d1=2", "d2=2", "d3=2", "d4=2", "d6=3"],
+		);
+		// The file replaced between the two readings (nobody should): an error, not a guess.
+		writeFileSync(file, JSON.stringify({ _id: "d0", v: 1 }) + "\n");
+		await assert.rejects(async () => {
+			for await (const _ of c.batches()) void _;
+		}, /changed while it was imported/);
 	});
 
 	it("imports a collection once, whole or not at all, and keeps the old file as a backup", async () => {

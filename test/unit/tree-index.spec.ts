@@ -3,13 +3,13 @@
 // index, large subtrees moved and deleted a chunk at a time while the event loop keeps turning, and the one-time
 // import of an NeDB index with what that store could not enforce.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConflictError } from "../../lib/errors";
-import { NodesRepo } from "../../lib/db";
-import { importNedbNodes, nodesFromNedb } from "../../lib/db/nodes-import";
-import { ANALYZE_FROM, type NedbDoc } from "../../lib/db/nedb-import";
+import { NodesRepo, openDatabase } from "../../lib/db";
+import { importNedbNodes } from "../../lib/db/nodes-import";
+import { ANALYZE_FROM, NEDB_BATCH, type NedbDoc } from "../../lib/db/nedb-import";
 import { sql } from "kysely";
 import { TreeIndex } from "../../lib/tree/index";
 import { parentOf } from "../../lib/tree/paths";
@@ -206,13 +206,12 @@ onEveryBackend("tree index", (h) => {
 		];
 		const lines = [JSON.stringify({ $$indexCreated: { fieldName: "dsPath", unique: true } }), ...docs.map((d) => JSON.stringify(d)), JSON.stringify({ _id: "o5", $$deleted: true })];
 		writeFileSync(join(dir, "db", "nodes.db"), lines.join("\n") + "\n");
-		const { records, foldersAdded, skipped } = nodesFromNedb(docs as NedbDoc[]);
-		assert.equal(foldersAdded, 2);
-		assert.equal(skipped, 2);
-		assert.equal(records.length, 7);
 		const logs: string[] = [];
 		const report = await importNedbNodes(h().db, dir, (m) => logs.push(m));
 		assert.equal(report.imported, true);
+		assert.equal(report.foldersAdded, 2);
+		assert.equal(report.skipped, 2);
+		assert.equal((await h().db.kysely.selectFrom("nodes").select("uuid").where("ds", "=", "old").execute()).length, 6, "o5 deleted, o4 under a file");
 		assert.ok(!existsSync(join(dir, "db", "nodes.db")) && existsSync(join(dir, "db", "nodes.db.imported")));
 		assert.equal((await repo.byPath("old", "lost/a.txt"))?.meta.tags, '"x"');
 		assert.equal((await repo.byPath("old", "lost"))?.size, 15);
@@ -230,6 +229,78 @@ onEveryBackend("tree index", (h) => {
 		await h().db.kysely.deleteFrom("markers").where("name", "=", "nedb-import:nodes").execute();
 		await assert.rejects(importNedbNodes(h().db, other, () => undefined), /already holds nodes of its datasources \(old\)/);
 		assert.ok(existsSync(join(other, "db", "nodes.db")), "the old file stays where it is");
+	});
+
+	it("imports an NeDB index read in batches: rewritten and moved nodes as last written, deleted ones gone, a failed import leaving nothing", async () => {
+		const db = await openDatabase(await h().fresh());
+		const dir = mkdtempSync(join(tmpdir(), "cellar-nedb-nodes-"));
+		try {
+			mkdirSync(join(dir, "db"));
+			const nodesFile = join(dir, "db", "nodes.db");
+			const line = (d: Record<string, unknown>) => JSON.stringify({ ds: "ov", mtime: 5, size: 0, meta: {}, ...d });
+			const lines = [
+				line({ _id: "DATASOURCE:ov", path: "", type: "COLLECTION" }),
+				line({ _id: "docs", path: "docs", type: "COLLECTION" }),
+				line({ _id: "a1", path: "docs/a.txt", type: "LEAF", size: 1, etag: "old" }),
+				line({ _id: "m1", path: "docs/old-name.txt", type: "LEAF", size: 3 }),
+				line({ _id: "d1", path: "docs/deleted.txt", type: "LEAF", size: 100 }),
+				line({ _id: "gone", path: "gone", type: "COLLECTION" }),
+				line({ _id: "g1", path: "gone/x.txt", type: "LEAF", size: 4 }),
+				line({ _id: "bulk", path: "bulk", type: "COLLECTION" }),
+			];
+			// More documents than a batch holds, every other one deleted later.
+			const BULK = NEDB_BATCH + 500;
+			for (let i = 0; i < BULK; i++) lines.push(line({ _id: `b${i}`, path: `bulk/f-${i}`, type: "LEAF", size: 1 }));
+			lines.push(
+				line({ _id: "a1", path: "docs/a.txt", type: "LEAF", size: 10, etag: "new" }),
+				line({ _id: "m1", path: "docs/new-name.txt", type: "LEAF", size: 3 }),
+				JSON.stringify({ _id: "d1", $$deleted: true }),
+				// Its folder deleted, not the file: the folder is made again.
+				JSON.stringify({ _id: "gone", $$deleted: true }),
+				// A second document for a path: the first read (m1, whose last line comes before) stays.
+				line({ _id: "m2", path: "docs/new-name.txt", type: "LEAF", size: 99 }),
+			);
+			for (let i = 0; i < BULK; i += 2) lines.push(JSON.stringify({ _id: `b${i}`, $$deleted: true }));
+			// A document whose uuid is the one the root of "cr" gets when it is made: the nodes table refuses it,
+			// after the staging and part of the writes.
+			const clash = line({ _id: "DATASOURCE:cr", ds: "other", path: "x", type: "LEAF" });
+			const crLine = line({ _id: "c1", ds: "cr", path: "c.txt", type: "LEAF", size: 2 });
+			writeFileSync(nodesFile, [...lines, clash, crLine].join("\n") + "\n");
+			await assert.rejects(importNedbNodes(db, dir, () => undefined), ConflictError);
+			assert.equal((await db.kysely.selectFrom("nodes").select("uuid").execute()).length, 0, "nothing of a failed import stays");
+			assert.equal(await db.kysely.selectFrom("markers").select("name").where("name", "=", "nedb-import:nodes").executeTakeFirst(), undefined);
+			assert.ok(existsSync(nodesFile));
+
+			// The next start imports again, from scratch.
+			writeFileSync(nodesFile, [...lines, crLine].join("\n") + "\n");
+			const logs: string[] = [];
+			const report = await importNedbNodes(db, dir, (m) => logs.push(m));
+			assert.equal(report.imported, true);
+			assert.equal(report.documents, 8 - 2 + 1 + BULK / 2 + 1);
+			// "gone", and the root of "cr".
+			assert.equal(report.foldersAdded, 2);
+			assert.equal(report.skipped, 1);
+			const repo = new NodesRepo(db);
+			const a = await repo.byPath("ov", "docs/a.txt");
+			assert.deepEqual([a?.uuid, a?.size, a?.etag], ["a1", 10, "new"]);
+			assert.equal(await repo.byPath("ov", "docs/old-name.txt"), null);
+			assert.equal((await repo.byPath("ov", "docs/new-name.txt"))?.uuid, "m1");
+			assert.equal(await repo.byPath("ov", "docs/deleted.txt"), null);
+			const gone = await repo.byPath("ov", "gone");
+			assert.ok(gone && gone.uuid !== "gone" && gone.type === "COLLECTION");
+			assert.equal((await repo.byPath("ov", "gone/x.txt"))?.parent, gone.uuid);
+			const bulk = (await db.kysely.selectFrom("nodes").select(["files", "size"]).where("uuid", "=", "bulk").executeTakeFirstOrThrow());
+			assert.deepEqual([Number(bulk.files), Number(bulk.size)], [BULK / 2, BULK / 2]);
+			assert.equal((await repo.byPath("ov", ""))?.size, 10 + 3 + 4 + BULK / 2);
+			assert.equal((await repo.byPath("cr", ""))?.uuid, "DATASOURCE:cr");
+			assert.equal((await repo.byPath("cr", ""))?.size, 2);
+			assert.equal((await db.kysely.selectFrom("nodes").select("uuid").execute()).length, 8 - 2 + BULK / 2 + 1 + 2);
+			assert.ok(logs.some((l) => l.includes("2 missing folders made")), logs.join("\n"));
+			assert.ok(!existsSync(nodesFile) && existsSync(`${nodesFile}.imported`));
+		} finally {
+			await db.close();
+			rmSync(dir, { recursive: true, force: true });
+		}
 	});
 
 	it("analyzes the table after a large import on PostgreSQL, so that the planner knows its size", async function () {
