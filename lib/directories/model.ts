@@ -154,7 +154,13 @@ export function checkConfig(raw: DirectoryConfig, id: string): CheckedConfig {
  * same ConfigId, so the forms that show a masked password can send it back unchanged.
  */
 export function unmask(raw: DirectoryConfig, stored: DirectoryConfig | null): DirectoryConfig {
-	if ((raw.BindPW === MASK || (!raw.BindPW && !raw.BindAnonymous)) && stored?.BindPW) return { ...raw, BindPW: stored.BindPW };
+	const wantsStored = raw.BindPW === MASK || (!raw.BindPW && !raw.BindAnonymous);
+	// The stored password only goes to the server and account it was given for: a request naming another host or
+	// bind DN must carry the password itself (else the masked one could be sent to a server of the caller's choice).
+	if (wantsStored && stored?.BindPW && (raw.Host !== stored.Host || raw.BindDN !== stored.BindDN)) {
+		throw new BadRequestError("BindPW is masked but Host or BindDN differ from the saved directory: send the password");
+	}
+	if (wantsStored && stored?.BindPW) return { ...raw, BindPW: stored.BindPW };
 	if (raw.BindPW === MASK) throw new BadRequestError("BindPW is masked but no password is stored for this directory: send the password");
 	return raw;
 }

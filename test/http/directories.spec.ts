@@ -64,6 +64,10 @@ describe("HTTP: external directories", function () {
 		const ping = await node.api("POST", "/a/config/directories-test/ping", { Config: corp, Bind: true }, admin);
 		assert.equal(ping.status, 200, ping.text);
 		assert.equal(ping.body.Success, true, ping.text);
+		// The masked password is never sent to another server than the saved one's.
+		const elsewhere = await node.api("POST", "/a/config/directories-test/ping", { Config: { ...corp, Host: "127.0.0.1:1" }, Bind: true }, admin);
+		assert.equal(elsewhere.status, 400, elsewhere.text);
+		assert.match(elsewhere.body.Title, /Host or BindDN differ from the saved directory/);
 	});
 
 	it("refuses configurations it could not use", async () => {

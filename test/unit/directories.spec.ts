@@ -91,8 +91,12 @@ describe("external directories (lib/directories)", function () {
 		const [listed] = await dirs.list();
 		assert.equal(listed.BindPW, MASK);
 		assert.equal(listed.ConfigId, "main");
-		await dirs.put("main", { ...listed, Host: "other.example.org:389" });
+		await dirs.put("main", { ...listed, DomainName: "corp.example.org" });
 		assert.equal(store.rows.get("main")?.BindPW, BIND_PW, "the mask stands for the stored password");
+		assert.equal(store.rows.get("main")?.DomainName, "corp.example.org");
+		// Another server (or account) gets the stored password only if the request carries it.
+		await assert.rejects(dirs.put("main", { ...listed, Host: "other.example.org:389" }), /Host or BindDN differ from the saved directory/);
+		await dirs.put("main", { ...listed, Host: "other.example.org:389", BindPW: BIND_PW });
 		assert.equal(store.rows.get("main")?.Host, "other.example.org:389");
 		await dirs.put("main", { ...listed, BindPW: "New-Secret-2" });
 		assert.equal(store.rows.get("main")?.BindPW, "New-Secret-2");
