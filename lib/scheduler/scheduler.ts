@@ -61,8 +61,47 @@ export function globMatcher(pattern: string): RegExp {
 
 const secs = (ms: number) => Math.floor(ms / 1000);
 
+/** Event-triggered jobs are read at most this often: a burst of changes reads them once; an edit reaches every node's
+ * event handling within this time. */
+const EVENT_JOBS_TTL_MS = 2000;
+/** The events lease is renewed (a write) at most this often, well within its lifetime, not at every change. */
+const EVENTS_LEASE_CHECK_MS = 5000;
+
+type JobRow = Awaited<ReturnType<SchedulerRepo<StoredJob>["jobs"]>>[number];
+
 export class Scheduler {
+	private eventJobs: { at: number; rows: Promise<JobRow[]> } | undefined;
+	private eventsLease: { at: number; mine: Promise<boolean> } | undefined;
+
 	constructor(private readonly deps: SchedulerDeps) {}
+
+	/** The active jobs that listen to tree events, from a cache this node's own writes clear. */
+	private jobsForEvents(): Promise<JobRow[]> {
+		const now = this.deps.now();
+		if (!this.eventJobs || now - this.eventJobs.at > EVENT_JOBS_TTL_MS) {
+			const rows = this.deps.repo.jobs().then((all) => all.filter((r) => !r.inactive && r.definition.job.EventNames?.length));
+			const entry = { at: now, rows };
+			this.eventJobs = entry;
+			rows.catch(() => this.eventJobs === entry && (this.eventJobs = undefined));
+		}
+		return this.eventJobs.rows;
+	}
+
+	private handlesEvents(): Promise<boolean> {
+		const now = this.deps.now();
+		if (!this.eventsLease || now - this.eventsLease.at > EVENTS_LEASE_CHECK_MS) {
+			const mine = this.deps.handlesEvents();
+			const entry = { at: now, mine };
+			this.eventsLease = entry;
+			mine.catch(() => this.eventsLease === entry && (this.eventsLease = undefined));
+		}
+		return this.eventsLease.mine;
+	}
+
+	/** This node changed the jobs: its next event reads them again. */
+	private changedJobs(): void {
+		this.eventJobs = undefined;
+	}
 
 	private scheduled(s: StoredJob): ScheduledJob {
 		const { job } = s;
@@ -88,6 +127,7 @@ export class Scheduler {
 		}
 		const stored: StoredJob = { job, user: snapshotOf(admin) };
 		const previous = await repo.put({ id: job.ID, definition: stored, inactive: !!job.Inactive, nextRun: this.firstRun(job) }, now, this.deps.uuid(), (p) => p.job.Label);
+		this.changedJobs();
 		await this.deps.mirror(this.scheduled(stored));
 		// AutoStart: "start a task as soon as the job is inserted" — on creation, not on each edit.
 		if (!previous && job.AutoStart && !job.Inactive) await this.deps.run(this.scheduled(stored), {});
@@ -103,6 +143,7 @@ export class Scheduler {
 	/** DELETE /a/scheduler/jobs/{JobID}: the job, its versions, its mirror and tasks. */
 	async delete(id: string): Promise<void> {
 		if (!(await this.deps.repo.delete(id))) throw new NotFoundError(`Job ${id} not found`, "job.notfound");
+		this.changedJobs();
 		await this.deps.unmirror(id);
 	}
 
@@ -174,8 +215,8 @@ export class Scheduler {
 
 	/** A tree change: a task (the node as input) of each active job listening to that event whose filter takes the node. */
 	async onChange(change: TreeChange): Promise<number> {
-		const listening = (await this.deps.repo.jobs()).filter((r) => !r.inactive && r.definition.job.EventNames?.some((e) => NODE_CHANGE[e] === change.type));
-		if (!listening.length || !(await this.deps.handlesEvents())) return 0;
+		const listening = (await this.jobsForEvents()).filter((r) => r.definition.job.EventNames?.some((e) => NODE_CHANGE[e] === change.type));
+		if (!listening.length || !(await this.handlesEvents())) return 0;
 		let ran = 0;
 		for (const row of listening) {
 			const { job, user } = row.definition;
