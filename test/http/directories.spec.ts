@@ -74,6 +74,38 @@ describe("HTTP: external directories", function () {
 		assert.equal((await node.api("DELETE", "/a/config/directories/nothing", undefined, admin)).status, 404);
 	});
 
+	it("saves schedules and mappings it applies; refuses with a 400 the options it does not support yet", async () => {
+		const full = {
+			...config(),
+			Schedule: "R/2012-06-04T19:25:16.828696-07:00/PT10M",
+			RolePrefix: "ldap_",
+			MemberOfMapping: { RealMemberOf: true, RealMemberOfAttribute: "memberOf", Mapping: { LeftAttribute: "cn", RuleString: "staff" } },
+			MappingRules: [{ LeftAttribute: "mail", RightAttribute: "email" }],
+		};
+		const put = await node.api("PUT", "/a/config/directories/mapped", { Config: full }, admin);
+		assert.equal(put.status, 200, put.text);
+		const [mapped] = (await node.api("GET", "/a/config/directories", undefined, admin)).body.Directories.filter((d: { ConfigId: string }) => d.ConfigId === "mapped");
+		assert.deepEqual([mapped.Schedule, mapped.MemberOfMapping, mapped.MappingRules], [full.Schedule, full.MemberOfMapping, full.MappingRules]);
+		assert.equal((await node.api("DELETE", "/a/config/directories/mapped", undefined, admin)).status, 200);
+		for (const [over, why] of [
+			[{ Schedule: "every ten minutes" }, /Schedule: every ten minutes is not a repeating interval/],
+			[{ Schedule: "R/2024-01-01T00:00:00Z/P1M" }, /months and years are not supported/],
+			[{ SyncOnly: true }, /SyncOnly needs a Schedule/],
+			[{ MappingRules: [{ LeftAttribute: "telephoneNumber", RightAttribute: "phone" }] }, /MappingRules\[0\]\.RightAttribute phone is not supported yet/],
+			[{ MappingRules: [{ RightAttribute: "email" }] }, /MappingRules\[0\]\.LeftAttribute is required/],
+			[{ MemberOfMapping: { RealMemberOf: true, Mapping: { LeftAttribute: "cn" }, SupportNestedGroup: true } }, /SupportNestedGroup is not supported yet/],
+			[{ MemberOfMapping: { RealMemberOf: true, Mapping: { LeftAttribute: "cn" }, RealMemberOfValueFormat: "uid" } }, /RealMemberOfValueFormat: only dn is supported yet/],
+			[{ MemberOfMapping: { GroupFilter: { DNs: ["ou=groups,dc=example,dc=org"], Filter: "(objectClass=groupOfNames)" }, Mapping: { LeftAttribute: "cn" }, PydioMemberOfValueFormat: "uid" } }, /PydioMemberOfValueFormat: only dn is supported yet/],
+			[{ MemberOfMapping: { RealMemberOf: true } }, /MemberOfMapping.Mapping is required/],
+			[{ MemberOfMapping: { Mapping: { LeftAttribute: "cn" } } }, /MemberOfMapping.GroupFilter.DNs needs at least one base DN/],
+		] as const) {
+			const res = await node.api("PUT", "/a/config/directories/unsupported", { Config: { ...config(), ...over } }, admin);
+			assert.equal(res.status, 400, `${JSON.stringify(over)}: ${res.text}`);
+			assert.match(res.body.Title ?? res.text, why);
+		}
+		assert.equal((await node.api("GET", "/a/config/directories", undefined, admin)).body.Directories.filter((d: { ConfigId: string }) => d.ConfigId === "unsupported").length, 0);
+	});
+
 	it("tests a configuration: ping with a wrong password, search", async () => {
 		const wrong = await node.api("POST", "/a/config/directories-test/ping", { Config: { ...config(), BindPW: "nope" } }, admin);
 		assert.equal(wrong.status, 200, wrong.text);
