@@ -2,6 +2,8 @@
 // under ou=people,dc=example,dc=org who may bind with their own passwords; their groups under
 // ou=groups,dc=example,dc=org (groupOfNames, `member` listing user DNs), named on each user by `memberOf`.
 import ldap from "ldapjs";
+import type { DirectoryStore } from "../../lib/directories/admin";
+import type { DirectoryConfig } from "../../lib/directories/model";
 
 // The parts of ldapjs' handler arguments used here (its typings leave them untyped).
 type Next = (err?: unknown) => void;
@@ -85,4 +87,21 @@ export async function startDirectory(users: LdapUser[]): Promise<TestDirectory> 
 	await new Promise<void>((res) => server.listen(0, "127.0.0.1", () => res()));
 	state.host = new URL(server.url).host;
 	return state;
+}
+
+/** Directory configurations kept in memory, by ConfigId (what lib/db/directories keeps in SQL). */
+export class MemDirectoryStore implements DirectoryStore {
+	readonly rows = new Map<string, DirectoryConfig>();
+	async all() {
+		return [...this.rows.values()].sort((a, b) => (a.ConfigId ?? "").localeCompare(b.ConfigId ?? ""));
+	}
+	async get(id: string) {
+		return structuredClone(this.rows.get(id) ?? null);
+	}
+	async put(c: DirectoryConfig & { ConfigId: string }) {
+		this.rows.set(c.ConfigId, structuredClone(c));
+	}
+	async delete(id: string) {
+		return this.rows.delete(id);
+	}
 }

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { RolesRepo } from "../../lib/db/roles";
 import { UsersRepo } from "../../lib/db/users";
-import { DirectoriesAdmin, type DirectoryStore } from "../../lib/directories/admin";
+import { DirectoriesAdmin } from "../../lib/directories/admin";
 import type { DirectoryConfig } from "../../lib/directories/model";
 import { DirectorySync } from "../../lib/directories/sync";
 import { AUTH_SOURCE_ATTRIBUTE } from "../../lib/identity/external-auth";
@@ -17,29 +17,14 @@ import { UserAdmin } from "../../lib/identity/user-admin";
 import { UserDirectory } from "../../lib/identity/user-directory";
 import { isLocked, locksOf } from "../../lib/identity/users";
 import { onEveryBackend } from "../helpers/db";
-import { BASE, BIND_DN, BIND_PW, GROUPS, startDirectory, type TestDirectory } from "../helpers/ldap";
-
-class MemStore implements DirectoryStore {
-	readonly rows = new Map<string, DirectoryConfig>();
-	async all() {
-		return [...this.rows.values()];
-	}
-	async get(id: string) {
-		return structuredClone(this.rows.get(id) ?? null);
-	}
-	async put(c: DirectoryConfig & { ConfigId: string }) {
-		this.rows.set(c.ConfigId, structuredClone(c));
-	}
-	async delete(id: string) {
-		return this.rows.delete(id);
-	}
-}
+import { roleClientOf } from "../helpers/roles";
+import { BASE, BIND_DN, BIND_PW, GROUPS, MemDirectoryStore, startDirectory, type TestDirectory } from "../helpers/ldap";
 
 const EVERY_10_MIN = "R/2024-01-01T00:00:00Z/PT10M";
 
 onEveryBackend("directory synchronisation and mapping", (h) => {
 	let ldap: TestDirectory;
-	let store: MemStore;
+	let store: MemDirectoryStore;
 	let dirs: DirectoriesAdmin;
 	let users: UserAdmin;
 	let directory: UserDirectory;
@@ -65,16 +50,11 @@ onEveryBackend("directory synchronisation and mapping", (h) => {
 		roles = new RoleAdmin(new RoleDirectory(new RolesRepo(h().db), async () => undefined));
 		await roles.ensureDefaults();
 		directory = new UserDirectory(new UsersRepo(h().db), async () => undefined);
-		store = new MemStore();
+		store = new MemDirectoryStore();
 		dirs = new DirectoriesAdmin(store, 3000);
 		users = new UserAdmin(
 			directory,
-			{
-				ensure: (r) => roles.directory.ensure(r),
-				delete: (uuids) => roles.directory.delete(uuids),
-				getMany: (uuids) => roles.directory.many(uuids),
-				autoApplied: (profile) => roles.directory.autoApplied(profile),
-			},
+			roleClientOf(roles.directory),
 			() => ({ maxFailed: 3, lockSeconds: 60, delayMaxSeconds: 0 }),
 			() => undefined,
 			dirs,
