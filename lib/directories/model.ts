@@ -116,9 +116,9 @@ function checkAttribute(field: string, value: string | undefined, required: bool
 	return value;
 }
 
-export function checkScope(scope: string | undefined): Scope {
+export function checkScope(scope: string | undefined, field = "User.Scope"): Scope {
 	const s = (scope || "sub").toLowerCase();
-	if (s !== "sub" && s !== "one" && s !== "base") throw new BadRequestError("User.Scope must be sub, one or base");
+	if (s !== "sub" && s !== "one" && s !== "base") throw new BadRequestError(`${field} must be sub, one or base`);
 	return s;
 }
 
@@ -194,7 +194,7 @@ function checkMemberOf(m: LdapMemberOfMapping): void {
 	}
 	checkDNs("MemberOfMapping.GroupFilter.DNs", m.GroupFilter?.DNs);
 	checkFilter("MemberOfMapping.GroupFilter.Filter", m.GroupFilter?.Filter || "");
-	checkScope(m.GroupFilter?.Scope);
+	checkScope(m.GroupFilter?.Scope, "MemberOfMapping.GroupFilter.Scope");
 	checkAttribute("MemberOfMapping.PydioMemberOfAttribute", m.PydioMemberOfAttribute, false);
 	if ((m.PydioMemberOfValueFormat || "dn").toLowerCase() !== "dn") throw new BadRequestError("MemberOfMapping.PydioMemberOfValueFormat: only dn is supported yet");
 }

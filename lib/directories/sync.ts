@@ -71,7 +71,7 @@ export class DirectorySync {
 			if (!out.ok) this.log(`Directory ${id} not synchronised: ${out.error}`);
 			else {
 				const r = out.report;
-				this.log(`Directory ${id} synchronised: ${r.created} created, ${r.updated} updated, ${r.locked} locked, ${r.unlocked} unlocked${r.skipped.length ? `, ${r.skipped.length} logins taken by other accounts (${r.skipped.slice(0, 5).join(", ")})` : ""}${out.complete ? "" : `, only its first ${this.cap} users`}`);
+				this.log(`Directory ${id} synchronised: ${r.created} created, ${r.updated} updated, ${r.locked} locked, ${r.unlocked} unlocked${r.skipped.length ? `, ${r.skipped.length} logins taken by other accounts (${r.skipped.slice(0, 5).join(", ")})` : ""}${r.failed.length ? `, ${r.failed.length} failed (${r.failed.slice(0, 5).join("; ")})` : ""}${out.complete ? "" : `, only its first ${this.cap} users`}`);
 			}
 		}
 	}

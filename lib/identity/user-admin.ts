@@ -62,6 +62,8 @@ export interface SyncReport {
 	unlocked: number;
 	/** Logins taken here by a local account or another directory's user: left alone. */
 	skipped: string[];
+	/** Accounts that could not be made or refreshed, with why. */
+	failed: string[];
 }
 
 export interface RoleClient {
@@ -558,21 +560,26 @@ export class UserAdmin {
 	 * deletes them. When the list is not complete nobody is taken for gone.
 	 */
 	async syncExternal(source: string, accounts: ExternalAccount[], complete: boolean): Promise<SyncReport> {
-		const report: SyncReport = { created: 0, updated: 0, locked: 0, unlocked: 0, skipped: [] };
+		const report: SyncReport = { created: 0, updated: 0, locked: 0, unlocked: 0, skipped: [], failed: [] };
 		const seen = new Set<string>();
 		for (const a of accounts) {
 			if (a.source !== source) throw new BadRequestError(`Account ${a.login} is not from directory ${source}`);
 			seen.add(a.login);
-			const known = await this.directory.byLogin(a.login);
-			if (!known) {
-				await this.provision(a);
-				report.created++;
-			} else if (known.IsGroup || known.Attributes[AUTH_SOURCE_ATTRIBUTE] !== source) {
-				report.skipped.push(a.login);
-			} else {
-				const saved = await this.refreshExternal(known, a);
-				if (saved !== known) report.updated++;
-				if (known.Attributes[AUTH_GONE_ATTRIBUTE]) report.unlocked++;
+			try {
+				const known = await this.directory.byLogin(a.login);
+				if (!known) {
+					await this.provision(a);
+					report.created++;
+				} else if (known.IsGroup || known.Attributes[AUTH_SOURCE_ATTRIBUTE] !== source) {
+					report.skipped.push(a.login);
+				} else {
+					const saved = await this.refreshExternal(known, a);
+					if (saved !== known) report.updated++;
+					if (known.Attributes[AUTH_GONE_ATTRIBUTE]) report.unlocked++;
+				}
+			} catch (err) {
+				// One entry this store cannot take (a login or role id it refuses) does not stop the others.
+				report.failed.push(`${a.login}: ${(err as Error).message}`);
 			}
 		}
 		if (!complete) return report;

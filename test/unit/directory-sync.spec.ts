@@ -2,8 +2,9 @@
 // with groups), lib/directories (DirectorySync, DirectoriesAdmin as the login's authenticator) and UserAdmin
 // on SQLite and PostgreSQL. A sync makes the directory's users (as a first login does) with their mapped
 // attributes and roles (memberOf, prefixed), refreshes them, locks the users the directory lost and unlocks
-// them when it has them again (an admin's lock kept); group roles by a GroupFilter search at login, admin roles
-// kept; SyncOnly refuses logins the sync has not brought; the schedule decides when a tick runs.
+// them when it has them again (an admin's lock kept), reports entries it cannot take and goes on; group roles
+// by a GroupFilter search at login, admin roles kept; SyncOnly refuses logins the sync has not brought; the
+// schedule decides when a tick runs.
 import assert from "node:assert/strict";
 import { RolesRepo } from "../../lib/db/roles";
 import { UsersRepo } from "../../lib/db/users";
@@ -68,7 +69,7 @@ onEveryBackend("directory synchronisation and mapping", (h) => {
 		const out = await sync.syncOne((await store.get("corp")) as DirectoryConfig);
 		assert.ok(out.ok, JSON.stringify(out));
 		assert.equal(out.complete, true);
-		assert.deepEqual({ ...out.report, skipped: out.report.skipped.length }, { created: 3, updated: 0, locked: 0, unlocked: 0, skipped: 0 });
+		assert.deepEqual({ ...out.report, skipped: out.report.skipped.length }, { created: 3, updated: 0, locked: 0, unlocked: 0, skipped: 0, failed: [] });
 		const alice = await directory.byLogin("alice");
 		assert.equal(alice?.GroupPath, "/example.org");
 		assert.equal(alice?.Attributes[AUTH_SOURCE_ATTRIBUTE], "corp");
@@ -119,6 +120,16 @@ onEveryBackend("directory synchronisation and mapping", (h) => {
 		assert.deepEqual(after && locksOf(after), ["logout"]);
 		await assert.rejects(users.checkPassword("bob", "Bob-Ldap-1", "192.0.2.1"), { type: "user.locked" });
 		await directory.save({ ...(after as NonNullable<typeof after>), Attributes: { ...after?.Attributes, locks: "[]" } });
+	});
+
+	it("reports an entry it cannot make a user of, and goes on with the others", async () => {
+		ldap.users.push({ uid: "bad..login", password: "x" }, { uid: "frank", password: "Frank-Ldap-1" });
+		const out = await sync.syncOne((await store.get("corp")) as DirectoryConfig);
+		assert.ok(out.ok);
+		assert.equal(out.report.failed.length, 1);
+		assert.match(out.report.failed[0], /^bad\.\.login: Login contains forbidden characters/);
+		assert.ok(await directory.byLogin("frank"));
+		ldap.users = ldap.users.filter((u) => u.uid !== "bad..login");
 	});
 
 	it("changes nothing when the directory cannot be read", async () => {
