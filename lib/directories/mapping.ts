@@ -9,7 +9,7 @@ export type AttributeValues = (attribute: string) => string[];
 export interface MappedAttributes {
 	displayName?: string;
 	email?: string;
-	/** Role ids; undefined when the directory maps no roles (the user's roles are then left alone). */
+	/** Role ids; undefined when the directory maps no roles. */
 	roles?: string[];
 }
 

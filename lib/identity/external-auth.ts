@@ -21,7 +21,7 @@ export interface ExternalAccount {
 	email?: string;
 	/** The group its users go to (the directory's DomainName); none: the root group. */
 	groupLabel?: string;
-	/** Role ids its directory maps it to (MemberOfMapping, MappingRules); none: its roles are left alone. */
+	/** Role ids its directory maps it to (MemberOfMapping, MappingRules); none: it maps none (those it gave go). */
 	roles?: string[];
 }
 

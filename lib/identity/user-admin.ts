@@ -539,14 +539,18 @@ export class UserAdmin {
 
 	/**
 	 * A directory user seen again (a login, a synchronisation): its display name, mail, DN and roles as the
-	 * directory has them now; the lock of a user the synchronisation had not found is lifted.
+	 * directory has them now (the roles it gave before taken back when it maps none any more); the lock of a
+	 * user the synchronisation had not found is lifted.
 	 */
 	private async refreshExternal(u: UserDoc, a: ExternalAccount): Promise<UserDoc> {
 		const attrs = this.externalAttributes(a);
 		const gone = u.Attributes[AUTH_GONE_ATTRIBUTE];
-		const roles = a.roles ? await this.directoryRoles(u, a.roles) : u.Roles;
-		if (!gone && Object.entries(attrs).every(([k, v]) => u.Attributes[k] === v) && roles.join("\n") === u.Roles.join("\n")) return u;
-		const { [AUTH_GONE_ATTRIBUTE]: _gone, ...kept } = { ...u.Attributes, ...attrs };
+		const hadRoles = AUTH_ROLES_ATTRIBUTE in u.Attributes;
+		const roles = a.roles || hadRoles ? await this.directoryRoles(u, a.roles ?? []) : u.Roles;
+		const same = Object.entries(attrs).every(([k, v]) => u.Attributes[k] === v) && (!!a.roles || !hadRoles);
+		if (!gone && same && roles.join("\n") === u.Roles.join("\n")) return u;
+		const { [AUTH_GONE_ATTRIBUTE]: _gone, [AUTH_ROLES_ATTRIBUTE]: _roles, ...kept } = { ...u.Attributes, ...attrs };
+		if (a.roles) kept[AUTH_ROLES_ATTRIBUTE] = JSON.stringify(a.roles);
 		if (gone === GONE_LOCKED) kept.locks = JSON.stringify(locksOf(u).filter((l) => l !== "logout"));
 		return this.save({ ...u, Roles: roles, Attributes: kept });
 	}

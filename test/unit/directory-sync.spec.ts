@@ -160,6 +160,10 @@ onEveryBackend("directory synchronisation and mapping", (h) => {
 		// The directory's former roles (ldap_*) go, the admin's stay; only the groups the RuleString keeps count.
 		assert.deepEqual(after?.Roles, ["hand-picked", "grp_admins", "type_manager"]);
 		assert.equal(after?.Attributes.displayName, "alice");
+		// A directory that maps no roles any more takes back those it gave, not the admin's.
+		await dirs.put("corp", config());
+		await users.checkPassword("alice", "Alice-Ldap-1", "192.0.2.1");
+		assert.deepEqual((await directory.byLogin("alice"))?.Roles, ["hand-picked"]);
 	});
 
 	it("SyncOnly: a login the synchronisation has not brought is refused, a synchronised one logs in", async () => {
