@@ -4,13 +4,17 @@
  * tests an admin runs from the form: `POST /config/directories-test/ping` (connect and bind) and
  * `POST /config/directories-test/search` (the users the configuration finds). Internal `directories.authenticate`:
  * the users service asks it for password logins a directory may know (lib/identity/external-auth). Emits
- * `audit.log` (directory.update, directory.delete) after each write; consumes nothing.
+ * `audit.log` (directory.update, directory.delete) after each write; consumes nothing. Directories with a
+ * Schedule are synchronised by one node (lease `directories.sync`): it calls `users.syncExternal`.
  */
 
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import type { Meta } from "../lib/auth/identity";
 import { requireAdmin } from "../lib/identity/resource-policy";
-import { DirectoriesRepo } from "../lib/db";
+import { DirectoriesRepo, LeasesRepo } from "../lib/db";
+import { PeriodicLease } from "../lib/cluster/periodic";
+import { call } from "../lib/contracts";
+import { DirectorySync } from "../lib/directories/sync";
 import { DirectoriesAdmin } from "../lib/directories/admin";
 import type { DirectoryConfig, LdapSearchFilter } from "../lib/directories/model";
 import { DatabaseMixin, type DatabaseVars } from "../mixins/database.mixin";
@@ -48,8 +52,14 @@ const config = {
 } as const;
 const configId = { type: "string", min: 1, max: 64 } as const;
 
+/** How often each node looks for due synchronisations (a schedule's precision). */
+const SYNC_TICK_MS = 30_000;
+
 interface Vars extends DatabaseVars {
 	directories: DirectoriesAdmin;
+	sync: DirectorySync;
+	syncLease: PeriodicLease;
+	syncTimer: NodeJS.Timeout | undefined;
 }
 type This = Service & Vars;
 
@@ -117,7 +127,32 @@ const DirectoriesService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 		},
 	},
 	async started(this: This) {
-		this.directories = new DirectoriesAdmin(new DirectoriesRepo(this.db));
+		const store = new DirectoriesRepo(this.db);
+		this.directories = new DirectoriesAdmin(store);
+		// A synchronisation lists the directory once and hands its users over in one call: a large one takes time.
+		this.sync = new DirectorySync(
+			store,
+			(source, accounts, complete) => call(this.broker, "users.syncExternal", { source, accounts, complete }, { timeout: 10 * 60_000, retries: 0 }),
+			(message) => this.logger.info(message),
+		);
+		this.syncLease = new PeriodicLease(new LeasesRepo(this.db), "directories.sync", this.broker.nodeID, 2 * SYNC_TICK_MS, (e) =>
+			this.logger.warn(`Directory synchronisation lease renewal failed: ${(e as Error).message}`),
+		);
+		let running = false;
+		this.syncTimer = setInterval(() => {
+			if (running) return;
+			running = true;
+			this.syncLease
+				.run(() => this.sync.tick())
+				.catch((e: unknown) => this.logger.warn(`Directory synchronisation failed: ${(e as Error).message}`))
+				.finally(() => (running = false));
+		}, SYNC_TICK_MS);
+		this.syncTimer.unref();
+	},
+	async stopped(this: This) {
+		if (this.syncTimer) clearInterval(this.syncTimer);
+		// Before the mixin closes the database (mixins stop after the service).
+		await this.syncLease?.release().catch(() => undefined);
 	},
 };
 

@@ -1,5 +1,6 @@
 // users — internal actions other services call (contracts: lib/contracts/index.ts).
-import type { AuthInfo, UserAdmin } from "../identity/user-admin";
+import type { ExternalAccount } from "../identity/external-auth";
+import type { AuthInfo, SyncReport, UserAdmin } from "../identity/user-admin";
 import type { PublicUser, UserQuery } from "../identity/users";
 
 export type { AuthInfo, PublicUser };
@@ -18,5 +19,7 @@ export interface UsersActions {
 	"users.deleteHidden": { params: { uuid: string }; result: { Deleted: boolean } };
 	/** POST /user: users and groups the caller may read (an administrator: every one), filtered by the queries. */
 	"users.search": { params: { Queries?: UserQuery[]; Offset?: number; Limit?: number; Operation?: "OR" | "AND"; CountOnly?: boolean }; result: Awaited<ReturnType<UserAdmin["search"]>> };
+	/** A directory's synchronisation (lib/directories/sync): its users made, refreshed, or locked when gone. */
+	"users.syncExternal": { params: { source: string; accounts: ExternalAccount[]; complete: boolean }; result: SyncReport };
 	"users.ensureAdmin": { params: { login?: string; password?: string }; result: Awaited<ReturnType<UserAdmin["ensureAdmin"]>> };
 }

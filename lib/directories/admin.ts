@@ -83,6 +83,8 @@ export class DirectoriesAdmin implements ExternalAuthenticator {
 		if (source && !configs.length) return { status: "unavailable", reason: `directory ${source} is no longer configured` };
 		let outcome: ExternalOutcome = { status: "unknown" };
 		for (const raw of configs) {
+			// SyncOnly: its users come from the synchronisation only, so a login it has not synchronised is not its.
+			if (!source && raw.SyncOnly) continue;
 			let cfg;
 			try {
 				cfg = checkConfig(raw, raw.ConfigId ?? "");

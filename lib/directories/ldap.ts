@@ -4,7 +4,8 @@
 import { isIP } from "node:net";
 import type { ConnectionOptions } from "node:tls";
 import { Client, InvalidCredentialsError, ResultCodeError, type Entry } from "ldapts";
-import type { ExternalOutcome } from "../identity/external-auth";
+import type { ExternalAccount, ExternalOutcome } from "../identity/external-auth";
+import { mapEntry, rdnValue } from "./mapping";
 import type { CheckedConfig } from "./model";
 
 export const DEFAULT_TIMEOUT_MS = 5000;
@@ -86,14 +87,80 @@ function first(entry: Entry, attribute: string | undefined): string | undefined 
 	return attribute ? values(entry, attribute)[0] : undefined;
 }
 
-/** The entries under each of the configuration's base DNs that match `filter`. */
-async function searchEntries(client: Client, cfg: CheckedConfig, filter: string): Promise<Entry[]> {
+/** The entries under each of the configuration's base DNs that match `filter`, read `pageSize` at a time. */
+async function searchEntries(client: Client, cfg: CheckedConfig, filter: string, pageSize = cfg.PageSize, bases: { DNs: string[]; Scope: string } = cfg.User): Promise<Entry[]> {
 	const out: Entry[] = [];
-	for (const base of cfg.User.DNs) {
-		const { searchEntries } = await client.search(base, { scope: cfg.User.Scope, filter, ...(cfg.PageSize ? { paged: { pageSize: cfg.PageSize } } : {}) });
+	for (const base of bases.DNs) {
+		const { searchEntries } = await client.search(base, { scope: bases.Scope as CheckedConfig["User"]["Scope"], filter, ...(pageSize ? { paged: { pageSize } } : {}) });
 		out.push(...searchEntries);
 	}
 	return out;
+}
+
+/** Directory DNs compared as the same entry whatever their spacing and case. */
+const sameDn = (dn: string) => dn.replace(/\s*([,=+])\s*/g, "$1").trim().toLowerCase();
+
+/**
+ * The groups (MemberOfMapping) of each of `entries`, as the values of Mapping.LeftAttribute: read from the
+ * user's own RealMemberOfAttribute (group DNs, whose first RDN gives the value), or found by the GroupFilter
+ * search of the groups whose PydioMemberOfAttribute lists the user's DN.
+ */
+async function groupsOf(client: Client, cfg: CheckedConfig, entries: Entry[], pageSize?: number): Promise<Map<Entry, string[]>> {
+	const out = new Map<Entry, string[]>();
+	const m = cfg.MemberOfMapping;
+	const left = m?.Mapping?.LeftAttribute;
+	if (!m || !left) return out;
+	if (m.RealMemberOf) {
+		for (const e of entries) out.set(e, values(e, m.RealMemberOfAttribute || "memberOf").map((dn) => rdnValue(dn, left) ?? "").filter(Boolean));
+		return out;
+	}
+	const memberAttr = m.PydioMemberOfAttribute || "member";
+	const bases = { DNs: m.GroupFilter?.DNs ?? [], Scope: (m.GroupFilter?.Scope || "sub").toLowerCase() };
+	const base = m.GroupFilter?.Filter ?? "(objectClass=*)";
+	// One user: only its groups; many (a synchronisation): every group once.
+	const filter = entries.length === 1 ? `(&${base}(${memberAttr}=${escapeValue(entries[0].dn)}))` : base;
+	const byMember = new Map<string, string[]>();
+	for (const g of await searchEntries(client, cfg, filter, pageSize, bases)) {
+		const name = first(g, left);
+		if (!name) continue;
+		for (const member of values(g, memberAttr)) byMember.set(sameDn(member), [...(byMember.get(sameDn(member)) ?? []), name]);
+	}
+	for (const e of entries) out.set(e, byMember.get(sameDn(e.dn)) ?? []);
+	return out;
+}
+
+/** The local account an entry stands for: its login, display name, mail and mapped roles. */
+function accountOf(cfg: CheckedConfig, entry: Entry, groups: string[], login?: string): ExternalAccount {
+	const mapped = mapEntry(cfg, (a) => values(entry, a), groups);
+	const displayName = mapped.displayName ?? first(entry, cfg.User.DisplayAttribute);
+	const email = mapped.email ?? first(entry, "mail");
+	return {
+		source: cfg.ConfigId,
+		dn: entry.dn,
+		login: first(entry, cfg.User.IDAttribute) ?? login ?? "",
+		...(displayName ? { displayName } : {}),
+		...(email ? { email } : {}),
+		...(cfg.DomainName ? { groupLabel: cfg.DomainName } : {}),
+		...(mapped.roles ? { roles: mapped.roles } : {}),
+	};
+}
+
+/** Paging of a synchronisation when the configuration sets none. */
+export const SYNC_PAGE_SIZE = 500;
+
+/**
+ * Every account of the directory, at most `cap`: `complete` false when it has more (those beyond are not
+ * listed, and a synchronisation must not take them for gone).
+ */
+export async function listAccounts(cfg: CheckedConfig, cap: number, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<{ accounts: ExternalAccount[]; complete: boolean }> {
+	return withClient(cfg, timeoutMs, async (client) => {
+		await bindService(client, cfg);
+		const pageSize = cfg.PageSize || SYNC_PAGE_SIZE;
+		const entries = (await searchEntries(client, cfg, cfg.User.Filter, pageSize)).filter((e) => first(e, cfg.User.IDAttribute));
+		const kept = entries.slice(0, cap);
+		const groups = await groupsOf(client, cfg, kept, pageSize);
+		return { accounts: kept.map((e) => accountOf(cfg, e, groups.get(e) ?? [])), complete: entries.length <= cap };
+	});
 }
 
 /** The user filter of the configuration, narrowed by `extra` (a filter). */
@@ -135,10 +202,13 @@ export async function searchUsers(cfg: CheckedConfig, extra: string | undefined,
  */
 export async function authenticate(cfg: CheckedConfig, login: string, password: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<ExternalOutcome> {
 	let entries: Entry[];
+	let groups: string[] = [];
 	try {
 		entries = await withClient(cfg, timeoutMs, async (client) => {
 			await bindService(client, cfg);
-			return searchEntries(client, cfg, userFilter(cfg, `(${cfg.User.IDAttribute}=${escapeValue(login)})`));
+			const found = await searchEntries(client, cfg, userFilter(cfg, `(${cfg.User.IDAttribute}=${escapeValue(login)})`));
+			if (found.length === 1) groups = (await groupsOf(client, cfg, found)).get(found[0]) ?? [];
+			return found;
 		});
 	} catch (e) {
 		return { status: "unavailable", reason: `directory ${cfg.ConfigId}: ${describeError(e)}` };
@@ -153,17 +223,5 @@ export async function authenticate(cfg: CheckedConfig, login: string, password: 
 		if (e instanceof InvalidCredentialsError) return { status: "rejected" };
 		return { status: "unavailable", reason: `directory ${cfg.ConfigId}: ${describeError(e)}` };
 	}
-	const displayName = first(entry, cfg.User.DisplayAttribute);
-	const email = first(entry, "mail");
-	return {
-		status: "ok",
-		account: {
-			source: cfg.ConfigId,
-			dn: entry.dn,
-			login: first(entry, cfg.User.IDAttribute) ?? login,
-			...(displayName ? { displayName } : {}),
-			...(email ? { email } : {}),
-			...(cfg.DomainName ? { groupLabel: cfg.DomainName } : {}),
-		},
-	};
+	return { status: "ok", account: accountOf(cfg, entry, groups, login) };
 }

@@ -4,6 +4,7 @@
 import { FilterParser } from "ldapts";
 import { BadRequestError } from "../errors";
 import { checkIdentifier } from "../identity/validate";
+import { parseSchedule } from "../scheduler/schedule";
 
 /** Cells' authLdapSearchFilter. */
 export interface LdapSearchFilter {
@@ -22,7 +23,22 @@ export interface LdapMapping {
 	RuleString?: string;
 }
 
-/** Cells' authLdapServerConfig. Mapping rules, member-of mapping and schedules are kept, not interpreted. */
+/** Cells' authLdapMemberOfMapping: the LDAP groups a user is a member of, as roles. */
+export interface LdapMemberOfMapping {
+	GroupFilter?: LdapSearchFilter;
+	Mapping?: LdapMapping;
+	PydioMemberOfAttribute?: string;
+	PydioMemberOfValueFormat?: string;
+	RealMemberOf?: boolean;
+	RealMemberOfAttribute?: string;
+	RealMemberOfValueFormat?: string;
+	SupportNestedGroup?: boolean;
+}
+
+/** The user attributes MappingRules may write (RightAttribute); `Roles` gives roles. */
+export const MAPPED_ATTRIBUTES = ["displayName", "email", "Roles"] as const;
+
+/** Cells' authLdapServerConfig. */
 export interface DirectoryConfig {
 	ConfigId?: string;
 	DomainName?: string;
@@ -37,7 +53,7 @@ export interface DirectoryConfig {
 	PageSize?: number;
 	User?: LdapSearchFilter;
 	MappingRules?: LdapMapping[];
-	MemberOfMapping?: Record<string, unknown>;
+	MemberOfMapping?: LdapMemberOfMapping;
 	RolePrefix?: string;
 	Schedule?: string;
 	SchedulerDetails?: string;
@@ -100,9 +116,9 @@ function checkAttribute(field: string, value: string | undefined, required: bool
 	return value;
 }
 
-export function checkScope(scope: string | undefined): Scope {
+export function checkScope(scope: string | undefined, field = "User.Scope"): Scope {
 	const s = (scope || "sub").toLowerCase();
-	if (s !== "sub" && s !== "one" && s !== "base") throw new BadRequestError("User.Scope must be sub, one or base");
+	if (s !== "sub" && s !== "one" && s !== "base") throw new BadRequestError(`${field} must be sub, one or base`);
 	return s;
 }
 
@@ -146,7 +162,41 @@ export function checkConfig(raw: DirectoryConfig, id: string): CheckedConfig {
 		},
 	};
 	checkAttribute("User.DisplayAttribute", user.DisplayAttribute, false);
+	if (raw.Schedule) {
+		try {
+			parseSchedule(raw.Schedule);
+		} catch (e) {
+			throw new BadRequestError(`Schedule: ${raw.Schedule} is not a repeating interval such as R/2024-01-01T00:00:00Z/PT10M (${(e as Error).message})`);
+		}
+	}
+	// Users come only from the synchronisation: without a schedule none would ever come.
+	if (raw.SyncOnly && !raw.Schedule) throw new BadRequestError("SyncOnly needs a Schedule: its users are created by the synchronisation only");
+	(raw.MappingRules ?? []).forEach((rule, i) => checkRule(`MappingRules[${i}]`, rule, false));
+	if (raw.MemberOfMapping) checkMemberOf(raw.MemberOfMapping);
 	return checked;
+}
+
+function checkRule(field: string, rule: LdapMapping, roles: boolean): void {
+	checkAttribute(`${field}.LeftAttribute`, rule.LeftAttribute, true);
+	const right = rule.RightAttribute || (roles ? "Roles" : "");
+	if (roles ? right !== "Roles" : !(MAPPED_ATTRIBUTES as readonly string[]).includes(right))
+		throw new BadRequestError(`${field}.RightAttribute ${right || "(empty)"} is not supported yet: ${roles ? "Roles" : MAPPED_ATTRIBUTES.join(", ")}`);
+}
+
+function checkMemberOf(m: LdapMemberOfMapping): void {
+	if (!m.Mapping) throw new BadRequestError("MemberOfMapping.Mapping is required (its LeftAttribute names the group attribute that gives the role, e.g. cn)");
+	checkRule("MemberOfMapping.Mapping", m.Mapping, true);
+	if (m.SupportNestedGroup) throw new BadRequestError("MemberOfMapping.SupportNestedGroup is not supported yet");
+	if (m.RealMemberOf) {
+		checkAttribute("MemberOfMapping.RealMemberOfAttribute", m.RealMemberOfAttribute, false);
+		if ((m.RealMemberOfValueFormat || "dn").toLowerCase() !== "dn") throw new BadRequestError("MemberOfMapping.RealMemberOfValueFormat: only dn is supported yet");
+		return;
+	}
+	checkDNs("MemberOfMapping.GroupFilter.DNs", m.GroupFilter?.DNs);
+	checkFilter("MemberOfMapping.GroupFilter.Filter", m.GroupFilter?.Filter || "");
+	checkScope(m.GroupFilter?.Scope, "MemberOfMapping.GroupFilter.Scope");
+	checkAttribute("MemberOfMapping.PydioMemberOfAttribute", m.PydioMemberOfAttribute, false);
+	if ((m.PydioMemberOfValueFormat || "dn").toLowerCase() !== "dn") throw new BadRequestError("MemberOfMapping.PydioMemberOfValueFormat: only dn is supported yet");
 }
 
 /**

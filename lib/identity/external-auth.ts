@@ -5,6 +5,10 @@
 /** Where a directory account came from, recorded on the local user (private attributes: not forgeable by PUT /user). */
 export const AUTH_SOURCE_ATTRIBUTE = "pydio:authSource";
 export const AUTH_DN_ATTRIBUTE = "pydio:authDN";
+/** The roles its directory gave the user last (a JSON list): replaced by the next ones, the others kept. */
+export const AUTH_ROLES_ATTRIBUTE = "pydio:authRoles";
+/** Set while a synchronisation no longer finds the user in its directory (the user is locked meanwhile). */
+export const AUTH_GONE_ATTRIBUTE = "pydio:authGone";
 
 /** A directory account whose password was just verified. */
 export interface ExternalAccount {
@@ -17,6 +21,8 @@ export interface ExternalAccount {
 	email?: string;
 	/** The group its users go to (the directory's DomainName); none: the root group. */
 	groupLabel?: string;
+	/** Role ids its directory maps it to (MemberOfMapping, MappingRules); none: it maps none (those it gave go). */
+	roles?: string[];
 }
 
 export type ExternalOutcome =

@@ -13,7 +13,7 @@ import type { Role } from "./roles";
 import type { UserDirectory } from "./user-directory";
 import { fullPathOf, isLocked, locksOf, PRIVATE_ATTRIBUTE, profileOf, publicAttributes, publicUser, userMatcher, type UserDoc, type UserQuery } from "./users";
 import { ancestorGroupPaths, checkIdentifier, joinGroupPath, normalizeGroupPath } from "./validate";
-import { AUTH_DN_ATTRIBUTE, AUTH_SOURCE_ATTRIBUTE, type ExternalAccount, type ExternalAuthenticator } from "./external-auth";
+import { AUTH_DN_ATTRIBUTE, AUTH_GONE_ATTRIBUTE, AUTH_ROLES_ATTRIBUTE, AUTH_SOURCE_ATTRIBUTE, type ExternalAccount, type ExternalAuthenticator } from "./external-auth";
 
 /** Logins that do not exist whose failures are remembered (beyond, the memory starts afresh). */
 const MAX_GHOSTS = 10_000;
@@ -48,6 +48,22 @@ export interface AuthInfo {
 	Roles: string[];
 	Locked: boolean;
 	Hidden: boolean;
+}
+
+/** AUTH_GONE_ATTRIBUTE's values: the synchronisation locked the user, or found it locked already (by an admin). */
+const GONE_LOCKED = "locked";
+const GONE_MARKED = "marked";
+
+/** What a synchronisation of one directory did to the local users. */
+export interface SyncReport {
+	created: number;
+	updated: number;
+	locked: number;
+	unlocked: number;
+	/** Logins taken here by a local account or another directory's user: left alone. */
+	skipped: string[];
+	/** Accounts that could not be made or refreshed, with why. */
+	failed: string[];
 }
 
 export interface RoleClient {
@@ -409,7 +425,8 @@ export class UserAdmin {
 				if (!known) return this.loggedIn(await this.provision(outcome.account), ip, now);
 				// A local account of the same login is not the directory's to open.
 				if (known.Attributes[AUTH_SOURCE_ATTRIBUTE] !== outcome.account.source) throw new UnauthorizedError("Login failed", "login.failed");
-				if (isLocked(known)) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
+				// A user the last synchronisation did not find, found again by its directory, is not locked out by that.
+				if (isLocked(known) && known.Attributes[AUTH_GONE_ATTRIBUTE] !== GONE_LOCKED) throw new UnauthorizedError("User is locked - Please contact your admin", "user.locked");
 				return this.loggedIn(await this.refreshExternal(known, outcome.account), ip, now);
 			}
 			if (u) {
@@ -463,12 +480,19 @@ export class UserAdmin {
 
 	/** The directory's attributes of an account, as its local user keeps them. */
 	private externalAttributes(a: ExternalAccount): Record<string, string> {
-		return { [AUTH_SOURCE_ATTRIBUTE]: a.source, [AUTH_DN_ATTRIBUTE]: a.dn, ...(a.displayName ? { displayName: a.displayName } : {}), ...(a.email ? { email: a.email } : {}) };
+		return {
+			[AUTH_SOURCE_ATTRIBUTE]: a.source,
+			[AUTH_DN_ATTRIBUTE]: a.dn,
+			...(a.displayName ? { displayName: a.displayName } : {}),
+			...(a.email ? { email: a.email } : {}),
+			...(a.roles ? { [AUTH_ROLES_ATTRIBUTE]: JSON.stringify(a.roles) } : {}),
+		};
 	}
 
 	/**
-	 * The local user of a directory account logging in for the first time: a standard user in the directory's
-	 * group (DomainName, made when missing) or the root group, without a password of its own.
+	 * The local user of a directory account seen for the first time (its first login, or a synchronisation): a
+	 * standard user in the directory's group (DomainName, made when missing) or the root group, without a
+	 * password of its own, with the roles its directory maps it to.
 	 */
 	private async provision(a: ExternalAccount): Promise<UserDoc> {
 		let groupPath = "/";
@@ -485,7 +509,8 @@ export class UserAdmin {
 			}
 		}
 		try {
-			return await this.createUser(checkIdentifier("Login", a.login, 255), groupPath, { profile: "standard", ...this.externalAttributes(a) }, undefined, undefined);
+			const made = await this.createUser(checkIdentifier("Login", a.login, 255), groupPath, { profile: "standard", ...this.externalAttributes(a) }, undefined, undefined);
+			return a.roles?.length ? await this.save({ ...made, Roles: await this.directoryRoles(made, a.roles) }) : made;
 		} catch (err) {
 			if (!(err instanceof ConflictError)) throw err;
 			// The same account's first login on another request or node: that one made it.
@@ -496,11 +521,82 @@ export class UserAdmin {
 		}
 	}
 
-	/** A directory user logging in again: its display name, mail and DN as the directory has them now. */
+	/**
+	 * The user's explicit roles with those its directory gave it last replaced by `roles`, each made when
+	 * missing (an admin's own roles, and its edits of these ones, are kept).
+	 */
+	private async directoryRoles(u: UserDoc, roles: string[]): Promise<string[]> {
+		let previous: string[] = [];
+		try {
+			const v: unknown = JSON.parse(u.Attributes[AUTH_ROLES_ATTRIBUTE] ?? "[]");
+			if (Array.isArray(v)) previous = v.filter((x): x is string => typeof x === "string");
+		} catch {
+			// Unreadable: nothing to take back.
+		}
+		for (const id of roles) if (!u.Roles.includes(id)) await this.roles.ensure({ Uuid: id, Label: id, Policies: defaultPolicies("role", ["profile:standard"], ["profile:admin"]) });
+		return [...u.Roles.filter((r) => !previous.includes(r) && !roles.includes(r)), ...roles];
+	}
+
+	/**
+	 * A directory user seen again (a login, a synchronisation): its display name, mail, DN and roles as the
+	 * directory has them now (the roles it gave before taken back when it maps none any more); the lock of a
+	 * user the synchronisation had not found is lifted.
+	 */
 	private async refreshExternal(u: UserDoc, a: ExternalAccount): Promise<UserDoc> {
 		const attrs = this.externalAttributes(a);
-		if (Object.entries(attrs).every(([k, v]) => u.Attributes[k] === v)) return u;
-		return this.save({ ...u, Attributes: { ...u.Attributes, ...attrs } });
+		const gone = u.Attributes[AUTH_GONE_ATTRIBUTE];
+		const hadRoles = AUTH_ROLES_ATTRIBUTE in u.Attributes;
+		const roles = a.roles || hadRoles ? await this.directoryRoles(u, a.roles ?? []) : u.Roles;
+		const same = Object.entries(attrs).every(([k, v]) => u.Attributes[k] === v) && (!!a.roles || !hadRoles);
+		if (!gone && same && roles.join("\n") === u.Roles.join("\n")) return u;
+		const { [AUTH_GONE_ATTRIBUTE]: _gone, [AUTH_ROLES_ATTRIBUTE]: _roles, ...kept } = { ...u.Attributes, ...attrs };
+		if (a.roles) kept[AUTH_ROLES_ATTRIBUTE] = JSON.stringify(a.roles);
+		if (gone === GONE_LOCKED) kept.locks = JSON.stringify(locksOf(u).filter((l) => l !== "logout"));
+		return this.save({ ...u, Roles: roles, Attributes: kept });
+	}
+
+	/**
+	 * Brings the local users of directory `source` in line with `accounts`, all its users when `complete`: the
+	 * new ones made and the others refreshed as a login does. Users it no longer has are locked, not deleted:
+	 * a directory loses entries for reasons that are undone (a filter or an OU edited, a server answering from
+	 * a partial replica), and deleting would take their files, shares and roles for good; the lock keeps them
+	 * out until the directory has them again (the next synchronisation, or a login, lifts it) or an admin
+	 * deletes them. When the list is not complete nobody is taken for gone.
+	 */
+	async syncExternal(source: string, accounts: ExternalAccount[], complete: boolean): Promise<SyncReport> {
+		const report: SyncReport = { created: 0, updated: 0, locked: 0, unlocked: 0, skipped: [], failed: [] };
+		const seen = new Set<string>();
+		for (const a of accounts) {
+			if (a.source !== source) throw new BadRequestError(`Account ${a.login} is not from directory ${source}`);
+			seen.add(a.login);
+			try {
+				const known = await this.directory.byLogin(a.login);
+				if (!known) {
+					await this.provision(a);
+					report.created++;
+				} else if (known.IsGroup || known.Attributes[AUTH_SOURCE_ATTRIBUTE] !== source) {
+					report.skipped.push(a.login);
+				} else {
+					const saved = await this.refreshExternal(known, a);
+					if (saved !== known) report.updated++;
+					if (known.Attributes[AUTH_GONE_ATTRIBUTE]) report.unlocked++;
+				}
+			} catch (err) {
+				// One entry this store cannot take (a login or role id it refuses) does not stop the others.
+				report.failed.push(`${a.login}: ${(err as Error).message}`);
+			}
+		}
+		if (!complete) return report;
+		for (const u of await this.directory.all()) {
+			if (u.IsGroup || u.Attributes[AUTH_SOURCE_ATTRIBUTE] !== source || seen.has(u.Login ?? "") || u.Attributes[AUTH_GONE_ATTRIBUTE]) continue;
+			const locks = locksOf(u);
+			// A lock already there is an admin's: lifting it is theirs too, so the user is only marked gone.
+			const mine = !locks.includes("logout");
+			const attrs = { ...u.Attributes, [AUTH_GONE_ATTRIBUTE]: mine ? GONE_LOCKED : GONE_MARKED, ...(mine ? { locks: JSON.stringify([...locks, "logout"]) } : {}) };
+			await this.save({ ...u, Attributes: attrs });
+			report.locked++;
+		}
+		return report;
 	}
 
 	/** The throttling state of a login that does not exist (kept in memory, bounded). */

@@ -1,7 +1,8 @@
 // An in-memory RoleStore for unit tests of the identity lib, with the SQL store's rule (a create of a taken id is
 // a ConflictError), a count of full loads (to see what a cache spares) and a hook to play a race on create.
 import { ConflictError } from "../../lib/errors";
-import type { RoleStore } from "../../lib/identity/role-directory";
+import type { RoleDirectory, RoleStore } from "../../lib/identity/role-directory";
+import type { RoleClient } from "../../lib/identity/user-admin";
 import type { Role } from "../../lib/identity/roles";
 
 export class MemRoles implements RoleStore {
@@ -37,4 +38,14 @@ export class MemRoles implements RoleStore {
 		for (const u of uuids) if (this.roles.delete(u)) n++;
 		return n;
 	}
+}
+
+/** The roles service as UserAdmin calls it, answered by a RoleDirectory in the test process. */
+export function roleClientOf(roles: RoleDirectory): RoleClient {
+	return {
+		ensure: (r) => roles.ensure(r),
+		delete: (uuids) => roles.delete(uuids),
+		getMany: (uuids) => roles.many(uuids),
+		autoApplied: (profile) => roles.autoApplied(profile),
+	};
 }

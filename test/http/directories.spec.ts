@@ -1,12 +1,15 @@
 // External (LDAP) directories through the real gateway, against an LDAP server in the test process: an admin
 // saves, lists (password masked), tests and deletes them; nobody else may; a directory user logs in (their
 // local account made on the first login), a wrong password is refused like a local one, and the local
-// administrator still logs in while the directory is unreachable.
+// administrator still logs in while the directory is unreachable; schedules and mappings are saved, what is not
+// supported yet refused (400); the service synchronises a directory (users made with roles, a lost one locked).
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { startNode, type TestNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 import { BASE, BIND_DN, BIND_PW, startDirectory, type TestDirectory } from "../helpers/ldap";
+import type { DirectorySync } from "../../lib/directories/sync";
+import type { DirectoryConfig } from "../../lib/directories/model";
 
 const session = (node: TestNode, login: string, password: string) => node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login, password } });
 
@@ -78,6 +81,38 @@ describe("HTTP: external directories", function () {
 		assert.equal((await node.api("DELETE", "/a/config/directories/nothing", undefined, admin)).status, 404);
 	});
 
+	it("saves schedules and mappings it applies; refuses with a 400 the options it does not support yet", async () => {
+		const full = {
+			...config(),
+			Schedule: "R/2012-06-04T19:25:16.828696-07:00/PT10M",
+			RolePrefix: "ldap_",
+			MemberOfMapping: { RealMemberOf: true, RealMemberOfAttribute: "memberOf", Mapping: { LeftAttribute: "cn", RuleString: "staff" } },
+			MappingRules: [{ LeftAttribute: "mail", RightAttribute: "email" }],
+		};
+		const put = await node.api("PUT", "/a/config/directories/mapped", { Config: full }, admin);
+		assert.equal(put.status, 200, put.text);
+		const [mapped] = (await node.api("GET", "/a/config/directories", undefined, admin)).body.Directories.filter((d: { ConfigId: string }) => d.ConfigId === "mapped");
+		assert.deepEqual([mapped.Schedule, mapped.MemberOfMapping, mapped.MappingRules], [full.Schedule, full.MemberOfMapping, full.MappingRules]);
+		assert.equal((await node.api("DELETE", "/a/config/directories/mapped", undefined, admin)).status, 200);
+		for (const [over, why] of [
+			[{ Schedule: "every ten minutes" }, /Schedule: every ten minutes is not a repeating interval/],
+			[{ Schedule: "R/2024-01-01T00:00:00Z/P1M" }, /months and years are not supported/],
+			[{ SyncOnly: true }, /SyncOnly needs a Schedule/],
+			[{ MappingRules: [{ LeftAttribute: "telephoneNumber", RightAttribute: "phone" }] }, /MappingRules\[0\]\.RightAttribute phone is not supported yet/],
+			[{ MappingRules: [{ RightAttribute: "email" }] }, /MappingRules\[0\]\.LeftAttribute is required/],
+			[{ MemberOfMapping: { RealMemberOf: true, Mapping: { LeftAttribute: "cn" }, SupportNestedGroup: true } }, /SupportNestedGroup is not supported yet/],
+			[{ MemberOfMapping: { RealMemberOf: true, Mapping: { LeftAttribute: "cn" }, RealMemberOfValueFormat: "uid" } }, /RealMemberOfValueFormat: only dn is supported yet/],
+			[{ MemberOfMapping: { GroupFilter: { DNs: ["ou=groups,dc=example,dc=org"], Filter: "(objectClass=groupOfNames)" }, Mapping: { LeftAttribute: "cn" }, PydioMemberOfValueFormat: "uid" } }, /PydioMemberOfValueFormat: only dn is supported yet/],
+			[{ MemberOfMapping: { RealMemberOf: true } }, /MemberOfMapping.Mapping is required/],
+			[{ MemberOfMapping: { Mapping: { LeftAttribute: "cn" } } }, /MemberOfMapping.GroupFilter.DNs needs at least one base DN/],
+		] as const) {
+			const res = await node.api("PUT", "/a/config/directories/unsupported", { Config: { ...config(), ...over } }, admin);
+			assert.equal(res.status, 400, `${JSON.stringify(over)}: ${res.text}`);
+			assert.match(res.body.Title ?? res.text, why);
+		}
+		assert.equal((await node.api("GET", "/a/config/directories", undefined, admin)).body.Directories.filter((d: { ConfigId: string }) => d.ConfigId === "unsupported").length, 0);
+	});
+
 	it("tests a configuration: ping with a wrong password, search", async () => {
 		const wrong = await node.api("POST", "/a/config/directories-test/ping", { Config: { ...config(), BindPW: "nope" } }, admin);
 		assert.equal(wrong.status, 200, wrong.text);
@@ -100,6 +135,24 @@ describe("HTTP: external directories", function () {
 		assert.equal((await node.login("alice", "Alice-Ldap-1")).length > 0, true, "and the next login finds the account");
 		const refused = await session(node, "alice", "wrong-password");
 		assert.equal(refused.status, 401);
+	});
+
+	it("synchronises a directory through the services: its users made with their memberOf roles, a lost one locked", async () => {
+		ldap.users.push({ uid: "dora", password: "Dora-Ldap-1", groups: ["staff"] });
+		const cfg = { ...config(), Schedule: "R/2024-01-01T00:00:00Z/PT10M", RolePrefix: "ldap_", MemberOfMapping: { RealMemberOf: true, Mapping: { LeftAttribute: "cn" } } };
+		assert.equal((await node.api("PUT", "/a/config/directories/corp", { Config: cfg }, admin)).status, 200);
+		// The service's own synchroniser, run now rather than at the schedule's next tick (30 s).
+		const svc = node.broker.getLocalService("directories") as unknown as { sync: DirectorySync };
+		const run = () => svc.sync.syncOne({ ...cfg, ConfigId: "corp" } as DirectoryConfig);
+		const out = await run();
+		assert.ok(out.ok && out.report.created === 1, JSON.stringify(out));
+		const dora = await node.api("GET", "/a/user/dora", undefined, admin);
+		assert.equal(dora.status, 200, dora.text);
+		assert.deepEqual(dora.body.Roles.map((r: { Uuid: string }) => r.Uuid).filter((id: string) => id.startsWith("ldap_")), ["ldap_staff"]);
+		ldap.users = ldap.users.filter((u) => u.uid !== "dora");
+		const second = await run();
+		assert.ok(second.ok && second.report.locked === 1, JSON.stringify(second));
+		assert.equal((await session(node, "dora", "Dora-Ldap-1")).status, 401);
 	});
 
 	it("keeps local users logging in while the directory is unreachable", async () => {

@@ -105,6 +105,7 @@ const CONTRACT_ACTIONS: Record<ActionName, true> = {
 	"jobs.scheduledDelete": true,
 	"mfa.checkLogin": true,
 	"users.setAttribute": true,
+	"users.syncExternal": true,
 };
 
 // Every event the contracts name, once (same reason). An event may have no subscriber yet (`jobs.task.changed`

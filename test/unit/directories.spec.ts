@@ -4,25 +4,9 @@
 // capped, secrets hidden) and password checks across directories (known, refused, unknown, one down).
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
-import { DirectoriesAdmin, type DirectoryStore } from "../../lib/directories/admin";
+import { DirectoriesAdmin } from "../../lib/directories/admin";
 import { checkConfig, MASK, type DirectoryConfig } from "../../lib/directories/model";
-import { BASE, BIND_DN, BIND_PW, startDirectory, type TestDirectory } from "../helpers/ldap";
-
-class MemStore implements DirectoryStore {
-	readonly rows = new Map<string, DirectoryConfig>();
-	async all() {
-		return [...this.rows.values()].sort((a, b) => (a.ConfigId ?? "").localeCompare(b.ConfigId ?? ""));
-	}
-	async get(id: string) {
-		return structuredClone(this.rows.get(id) ?? null);
-	}
-	async put(c: DirectoryConfig & { ConfigId: string }) {
-		this.rows.set(c.ConfigId, structuredClone(c));
-	}
-	async delete(id: string) {
-		return this.rows.delete(id);
-	}
-}
+import { BASE, BIND_DN, BIND_PW, MemDirectoryStore, startDirectory, type TestDirectory } from "../helpers/ldap";
 
 /** A port nothing listens on (taken, then released). */
 async function closedPort(): Promise<number> {
@@ -45,7 +29,7 @@ const configFor = (host: string, over: DirectoryConfig = {}): DirectoryConfig =>
 describe("external directories (lib/directories)", function () {
 	this.timeout(20_000);
 	let ldap: TestDirectory;
-	let store: MemStore;
+	let store: MemDirectoryStore;
 	let dirs: DirectoriesAdmin;
 
 	before(async () => {
@@ -57,7 +41,7 @@ describe("external directories (lib/directories)", function () {
 	});
 	after(() => ldap.stop());
 	beforeEach(() => {
-		store = new MemStore();
+		store = new MemDirectoryStore();
 		dirs = new DirectoriesAdmin(store, 2000);
 	});
 

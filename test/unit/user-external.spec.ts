@@ -13,6 +13,7 @@ import { RoleDirectory } from "../../lib/identity/role-directory";
 import { UserAdmin } from "../../lib/identity/user-admin";
 import { UserDirectory } from "../../lib/identity/user-directory";
 import { onEveryBackend } from "../helpers/db";
+import { roleClientOf } from "../helpers/roles";
 
 /** A directory in memory: accounts by login, or down. */
 class FakeDirectories implements ExternalAuthenticator {
@@ -42,12 +43,7 @@ onEveryBackend("UserAdmin with external directories", (h) => {
 		ext.accounts.set("admin", { password: "Ldap-Admin-1", account: { source: "corp", dn: "uid=admin,ou=people,dc=example,dc=org", login: "admin" } });
 		users = new UserAdmin(
 			directory,
-			{
-				ensure: (r) => roles.directory.ensure(r),
-				delete: (uuids) => roles.directory.delete(uuids),
-				getMany: (uuids) => roles.directory.many(uuids),
-				autoApplied: (profile) => roles.directory.autoApplied(profile),
-			},
+			roleClientOf(roles.directory),
 			() => ({ maxFailed: 3, lockSeconds: 60, delayMaxSeconds: 0 }),
 			() => undefined,
 			ext,
