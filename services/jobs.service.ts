@@ -44,8 +44,6 @@ const KEEP_JOBS_PER_USER = 100;
 const MAX_LOG_SCAN = 100_000;
 /** Nodes starting within this time of the one that queued the start-up resync do not queue it again. */
 const RESYNC_LEASE_MS = 10 * 60_000;
-/** What running a task goes through: the tree, and what the tree asks for each call. */
-const TASK_SERVICES = ["tree", "workspaces", "acl", "datasources"];
 const str = (max = 255) => ({ type: "string", optional: true, max }) as const;
 const idParam = { type: "string", optional: true, max: 255, pattern: /^[^/\\\u0000-\u001f]*$/ } as const;
 
@@ -193,9 +191,12 @@ const JobsService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			nodeAvailable: (node) => !!this.broker.registry.nodes.get(node)?.available,
 			call: (action, params, user) => call(this.broker, action, params, { meta: { user }, timeout: 0 }),
 			hasAction: (action) => !(this.broker.findNextActionEndpoint(action) instanceof Error),
-			// A task recovered at a start runs once the tree and what it asks are up; after 30 s it runs anyway and
-			// fails with the missing service's name rather than wait for ever.
-			ready: () => (ready ??= this.broker.waitForServices(TASK_SERVICES, 30_000).then(() => undefined, () => undefined)),
+			// A task recovered at a start runs once every service of this node has started (the tree and what it asks
+			// register in parallel with this one); after 30 s it runs anyway rather than wait for ever.
+			ready: () =>
+				(ready ??= (async () => {
+					for (let i = 0; i < 600 && !this.broker.started; i++) await new Promise((r) => setTimeout(r, 50));
+				})()),
 			store: async (ds) => (await this.dataStore(ds)).store,
 			ownerInfo: (uuid) =>
 				call(this.broker, "users.authInfo", { uuid }).catch((e: { name?: string }) => (e?.name === "ServiceNotFoundError" ? undefined : Promise.reject(e))),
