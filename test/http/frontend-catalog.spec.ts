@@ -1,6 +1,6 @@
 // i18n dictionaries, the plugins manifest and the admin console menu through the real gateway.
 import assert from "node:assert/strict";
-import { useNode, startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 import { EN_US } from "../../lib/frontend/i18n/en-us";
 
@@ -76,12 +76,7 @@ describe("HTTP: frontend messages, plugins and settings menu", function () {
 
 describe("HTTP: settings menu and plugins follow the running services", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-
-	before(async () => {
-		node = await startNode({ services: ["api", "auth", "mfa", "users", "roles", "tokens", "frontend", "install", "policy", "workspaces", "acl", "datasources", "tree"] });
-	});
-	after(() => node?.stop());
+	const node = useNode({ services: ["api", "auth", "mfa", "users", "roles", "tokens", "frontend", "install", "policy", "workspaces", "acl", "datasources", "tree"] });
 
 	it("leaves out what the cluster does not run", async () => {
 		const admin = await node.login("admin", node.adminPassword);

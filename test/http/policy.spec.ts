@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Identity } from "../../lib/auth/identity";
-import { useNode, startNode, type TestNode, type ApiResponse } from "../helpers/node";
+import { useNode, type ApiResponse } from "../helpers/node";
 
 async function until(fn: () => Promise<ApiResponse>, ok: (r: ApiResponse) => boolean, what: string): Promise<ApiResponse> {
 	let last: ApiResponse | undefined;
@@ -126,12 +126,7 @@ describe("HTTP: security policies", function () {
 
 describe("HTTP: IP bans after failed logins", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-
-	before(async () => {
-		node = await startNode({ env: { IP_BAN_THRESHOLD: "3", IP_BAN_WINDOW: "60", IP_BAN_DURATION: "600", MAX_FAILED_LOGINS: "100" } });
-	});
-	after(() => node?.stop());
+	const node = useNode({ env: { IP_BAN_THRESHOLD: "3", IP_BAN_WINDOW: "60", IP_BAN_DURATION: "600", MAX_FAILED_LOGINS: "100" } });
 
 	it("bans the client address from logging in after 3 failed logins (tokens it holds keep working), and lets it back after an unban", async () => {
 		const admin = await node.login("admin", node.adminPassword);
