@@ -41,13 +41,15 @@ export interface NodeFixture extends TestNode {
 /**
  * The usual frame of an HTTP spec: registers in the calling `describe` a `before` that starts a node (`opts` go to
  * startNode) and logs the administrator in, and an `after` that stops it. The returned object stands for that node
- * from the `before` on, so a spec still writes `node.api(…)`; its own `before`, registered later, runs after this one.
+ * from the `before` on, so a spec still writes `node.api(…)`. Hooks run in the order they are registered: the spec's
+ * own `before` and `after` written below this call run after these. `opts` may be a function, read when the node
+ * starts, for options known only then (the address of a relay a `before` above this call started).
  */
-export function useNode(opts: NodeOptions = {}): NodeFixture {
+export function useNode(opts: NodeOptions | (() => NodeOptions) = {}): NodeFixture {
 	let live: TestNode | undefined;
 	let admin: string | undefined;
 	before(async () => {
-		live = await startNode(opts);
+		live = await startNode(typeof opts === "function" ? opts() : opts);
 		admin = await live.login(live.adminLogin, live.adminPassword);
 	});
 	after(() => live?.stop());
