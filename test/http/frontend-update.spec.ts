@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { useNode, startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { packageInfo } from "../../lib/frontend/version";
 
 const current = packageInfo().version;
@@ -86,7 +86,6 @@ describe("HTTP: update and license (no update source)", function () {
 
 describe("HTTP: update from a source", function () {
 	this.timeout(60_000);
-	let node: TestNode;
 	let source: Server;
 	let received: Record<string, string> | undefined;
 	let answer: () => [number, string];
@@ -102,10 +101,9 @@ describe("HTTP: update from a source", function () {
 			});
 		});
 		await new Promise<void>((r) => source.listen(0, "127.0.0.1", r));
-		node = await startNode({ env: { UPDATE_URL: `http://127.0.0.1:${(source.address() as AddressInfo).port}/update` } });
 	});
-	after(async () => {
-		await node?.stop();
+	const node = useNode(() => ({ env: { UPDATE_URL: `http://127.0.0.1:${(source.address() as AddressInfo).port}/update` } }));
+	after(() => {
 		source?.close();
 	});
 
