@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { useNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 
 describe("HTTP: ACLs", function () {
 	this.timeout(30_000);
@@ -7,9 +8,7 @@ describe("HTTP: ACLs", function () {
 	let bob: string;
 
 	before(async () => {
-		const r = await node.api("PUT", "/a/user/bob", { Password: "Bob-Pass-12345", Attributes: { profile: "standard" } }, node.admin);
-		assert.equal(r.status, 200, r.text);
-		bob = await node.login("bob", "Bob-Pass-12345");
+		bob = await addUser(node, node.admin, "bob", "Bob-Pass-12345");
 	});
 
 	it("PUT /a/acl stores an ACL once (idempotent) and POST /a/acl finds it with a Total", async () => {

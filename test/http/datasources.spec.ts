@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { useNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 import { finished } from "../helpers/jobs";
 
 describe("HTTP: datasources", function () {
@@ -10,9 +11,7 @@ describe("HTTP: datasources", function () {
 	let alice: string;
 
 	before(async () => {
-		const r = await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, node.admin);
-		assert.equal(r.status, 200, r.text);
-		alice = await node.login("alice", "Alice-Pass-1234");
+		alice = await addUser(node, node.admin, "alice", "Alice-Pass-1234");
 	});
 
 	it("lists the default datasources, without secrets and with Cells' wire encoding", async () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { useNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 
 describe("HTTP: encryption keys", function () {
 	this.timeout(60_000);
@@ -7,9 +8,7 @@ describe("HTTP: encryption keys", function () {
 	let alice: string;
 
 	before(async () => {
-		const r = await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, node.admin);
-		assert.equal(r.status, 200, r.text);
-		alice = await node.login("alice", "Alice-Pass-1234");
+		alice = await addUser(node, node.admin, "alice", "Alice-Pass-1234");
 	});
 
 	it("admin creates a key and lists it without its material", async () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { useNode } from "../helpers/node";
+import { addUser } from "../helpers/users";
 
 describe("HTTP: workspaces", function () {
 	this.timeout(30_000);
@@ -7,9 +8,7 @@ describe("HTTP: workspaces", function () {
 	let alice: string;
 
 	before(async () => {
-		const r = await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, node.admin);
-		assert.equal(r.status, 200, r.text);
-		alice = await node.login("alice", "Alice-Pass-1234");
+		alice = await addUser(node, node.admin, "alice", "Alice-Pass-1234");
 	});
 
 	it("admin creates a workspace with PUT /a/workspace/my-ws and finds it with POST /a/workspace", async () => {
