@@ -26,7 +26,66 @@ export interface ApiResponse {
 	headers: Headers;
 }
 
-export async function startNode(opts: { services?: string[]; env?: Record<string, string>; logger?: BrokerOptions["logger"]; broker?: Partial<BrokerOptions> } = {}): Promise<TestNode> {
+export interface NodeOptions {
+	services?: string[];
+	env?: Record<string, string>;
+	logger?: BrokerOptions["logger"];
+	broker?: Partial<BrokerOptions>;
+}
+
+export interface NodeFixture extends TestNode {
+	/** The administrator's token. */
+	readonly admin: string;
+}
+
+/**
+ * The usual frame of an HTTP spec: registers in the calling `describe` a `before` that starts a node (`opts` go to
+ * startNode) and logs the administrator in, and an `after` that stops it. The returned object stands for that node
+ * from the `before` on, so a spec still writes `node.api(…)`. Hooks run in the order they are registered: the spec's
+ * own `before` and `after` written below this call run after these. `opts` may be a function, read when the node
+ * starts, for options known only then (the address of a relay a `before` above this call started).
+ */
+export function useNode(opts: NodeOptions | (() => NodeOptions) = {}): NodeFixture {
+	let live: TestNode | undefined;
+	let admin: string | undefined;
+	before(async () => {
+		live = await startNode(typeof opts === "function" ? opts() : opts);
+		admin = await live.login(live.adminLogin, live.adminPassword);
+	});
+	after(() => live?.stop());
+	const started = (): TestNode => {
+		if (!live) throw new Error("useNode: the node is used before its `before` hook has started it");
+		return live;
+	};
+	return {
+		get broker() {
+			return started().broker;
+		},
+		get url() {
+			return started().url;
+		},
+		get dataDir() {
+			return started().dataDir;
+		},
+		get adminLogin() {
+			return started().adminLogin;
+		},
+		get adminPassword() {
+			return started().adminPassword;
+		},
+		get admin() {
+			started();
+			if (admin === undefined) throw new Error("useNode: the administrator is not logged in yet");
+			return admin;
+		},
+		api: (...args) => started().api(...args),
+		login: (...args) => started().login(...args),
+		io: (...args) => started().io(...args),
+		stop: () => started().stop(),
+	};
+}
+
+export async function startNode(opts: NodeOptions = {}): Promise<TestNode> {
 	const dataDir = mkdtempSync(join(tmpdir(), "cellar-test-"));
 	const adminPassword = "Admin-Pass-1234";
 	const env: Record<string, string> = { DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ADMIN_LOGIN: "admin", ADMIN_PASSWORD: adminPassword, SCRYPT_N: "1024", LOG_LEVEL: "silent", ...opts.env };

@@ -2,14 +2,15 @@
 // with an email and unread inbox activities gets one Digest mail with them; the next run starts after it (the
 // `lastsent` marker); users without an email, or with nothing unread, get none.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { Relay } from "../helpers/smtp";
 import { addUsers, type TestUser } from "../helpers/users";
 
 describe("HTTP: activity digest mails", function () {
 	this.timeout(60_000);
 	const relay = new Relay();
-	let node: TestNode;
+	before(() => relay.start());
+	const node = useNode(() => ({ env: { SMTP_URL: relay.url, MAIL_RETRY_DELAY: "1" } }));
 	let alice: TestUser;
 	let bob: TestUser;
 	let carol: TestUser;
@@ -25,18 +26,12 @@ describe("HTTP: activity digest mails", function () {
 	};
 
 	before(async () => {
-		await relay.start();
-		node = await startNode({ env: { SMTP_URL: relay.url, MAIL_RETRY_DELAY: "1" } });
-		const admin = await node.login("admin", node.adminPassword);
-		({ alice, bob } = await addUsers(node, admin, ["alice", "bob"]));
-		({ carol } = await addUsers(node, admin, ["carol"], { email: false }));
+		({ alice, bob } = await addUsers(node, node.admin, ["alice", "bob"]));
+		({ carol } = await addUsers(node, node.admin, ["carol"], { email: false }));
 		folder = (await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/news", Type: "COLLECTION" }] }, alice.token)).body.Children[0].Uuid;
 		for (const u of [bob, carol]) assert.equal((await node.api("POST", "/a/activity/subscribe", { UserId: u.login, ObjectType: "NODE", ObjectId: folder, Events: ["change"] }, u.token)).status, 200);
 	});
-	after(async () => {
-		await node.stop();
-		await relay.stop();
-	});
+	after(() => relay.stop());
 
 	it("mails bob his unread activities once; carol, without an email, gets nothing", async () => {
 		assert.equal((await put(alice.token, "common-files/news/first.txt", "1")).status, 200);

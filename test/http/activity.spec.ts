@@ -4,7 +4,7 @@
 // once per registry change.
 import assert from "node:assert/strict";
 import { S3Client, PutObjectCommand } from "@aws-sdk/client-s3";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import type { Context } from "moleculer";
 import { addUser } from "../helpers/users";
 import { until } from "../helpers/poll";
@@ -12,8 +12,7 @@ import type { ActivityRepo } from "../../lib/db/activity";
 
 describe("HTTP: activity feeds", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let alice: string;
 	let bob: string;
 	let carol: string;
@@ -28,18 +27,15 @@ describe("HTTP: activity feeds", function () {
 	};
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		alice = await addUser(node, admin, "alice", "User-Pass-12345");
-		bob = await addUser(node, admin, "bob", "User-Pass-12345");
-		carol = await addUser(node, admin, "carol", "User-Pass-12345");
+		alice = await addUser(node, node.admin, "alice", "User-Pass-12345");
+		bob = await addUser(node, node.admin, "bob", "User-Pass-12345");
+		carol = await addUser(node, node.admin, "carol", "User-Pass-12345");
 		const made = await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/team", Type: "COLLECTION" }] }, alice);
 		assert.equal(made.status, 200);
 		folder = made.body.Children[0].Uuid;
-		const carolUuid = (await node.api("GET", "/a/user/carol", undefined, admin)).body.Uuid;
-		assert.equal((await node.api("PUT", "/a/acl", { RoleID: carolUuid, NodeID: folder, Action: { Name: "deny", Value: "1" } }, admin)).status, 200);
+		const carolUuid = (await node.api("GET", "/a/user/carol", undefined, node.admin)).body.Uuid;
+		assert.equal((await node.api("PUT", "/a/acl", { RoleID: carolUuid, NodeID: folder, Action: { Name: "deny", Value: "1" } }, node.admin)).status, 200);
 	});
-	after(() => node.stop());
 
 	it("subscribes bob to the folder, and lists his subscriptions; nobody subscribes for someone else", async () => {
 		const sub = await node.api("POST", "/a/activity/subscribe", { UserId: "bob", ObjectType: "NODE", ObjectId: folder, Events: ["change"] }, bob);
@@ -125,10 +121,10 @@ describe("HTTP: activity feeds", function () {
 	});
 
 	it("tells a user who was given access to a workspace", async () => {
-		const ws = await node.api("PUT", "/a/workspace/projects", { Label: "Projects", RootNodes: { "DATASOURCE:pydiods1": { Uuid: "DATASOURCE:pydiods1", Path: "pydiods1" } } }, admin);
+		const ws = await node.api("PUT", "/a/workspace/projects", { Label: "Projects", RootNodes: { "DATASOURCE:pydiods1": { Uuid: "DATASOURCE:pydiods1", Path: "pydiods1" } } }, node.admin);
 		assert.equal(ws.status, 200, ws.text);
-		const bobUuid = (await node.api("GET", "/a/user/bob", undefined, admin)).body.Uuid;
-		assert.equal((await node.api("PUT", "/a/acl", { RoleID: bobUuid, WorkspaceID: ws.body.UUID, Action: { Name: "read", Value: "1" } }, admin)).status, 200);
+		const bobUuid = (await node.api("GET", "/a/user/bob", undefined, node.admin)).body.Uuid;
+		assert.equal((await node.api("PUT", "/a/acl", { RoleID: bobUuid, WorkspaceID: ws.body.UUID, Action: { Name: "read", Value: "1" } }, node.admin)).status, 200);
 		let items: { type: string; actor: { id: string }; object: { type: string; name: string } }[] = [];
 		for (let i = 0; i < 50 && !items.some((a) => a.type === "Share"); i++) {
 			await new Promise((r) => setTimeout(r, 50));
@@ -157,21 +153,21 @@ describe("HTTP: activity feeds", function () {
 	});
 
 	it("forgets what a deleted user leaves, as Cells does, and keeps what others were told of them", async () => {
-		const dave = await addUser(node, admin, "dave", "User-Pass-12345");
+		const dave = await addUser(node, node.admin, "dave", "User-Pass-12345");
 		assert.equal((await node.api("POST", "/a/activity/subscribe", { UserId: "dave", ObjectId: folder, Events: ["change"] }, dave)).status, 200);
 		await s3(dave).send(new PutObjectCommand({ Bucket: "io", Key: "common-files/team/dave.txt", Body: "hello" }));
 		await s3(alice).send(new PutObjectCommand({ Bucket: "io", Key: "common-files/team/for-dave.txt", Body: "hi" }));
 		await flush();
 		assert.equal((await stream({ Context: "USER_ID", ContextData: "dave", BoxName: "inbox" }, dave)).body.items.length, 1);
-		const feedNames = async () => ((await stream({ Context: "NODE_ID", ContextData: folder, Limit: 100 }, admin)).body.items ?? []).map((i: { actor: { id: string } }) => i.actor.id);
+		const feedNames = async () => ((await stream({ Context: "NODE_ID", ContextData: folder, Limit: 100 }, node.admin)).body.items ?? []).map((i: { actor: { id: string } }) => i.actor.id);
 		assert.ok((await feedNames()).includes("dave"));
 		const activity = node.broker.getLocalService("activity") as unknown as { repo: ActivityRepo };
 		assert.ok(await activity.repo.marker("dave", "lastread"));
 
-		assert.equal((await node.api("DELETE", "/a/user/dave", undefined, admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/user/dave", undefined, node.admin)).status, 200);
 		await until("dave's subscriptions to go", async () => (Object.keys(await node.broker.call("activity.followed", { UserId: "dave", ObjectIds: [folder] })).length ? undefined : true));
 		await until("dave's feeds to go", async () => ((await feedNames()).includes("dave") ? undefined : true));
-		for (const BoxName of ["inbox", "outbox"]) assert.equal((await stream({ Context: "USER_ID", ContextData: "dave", BoxName }, admin)).body.items, undefined, BoxName);
+		for (const BoxName of ["inbox", "outbox"]) assert.equal((await stream({ Context: "USER_ID", ContextData: "dave", BoxName }, node.admin)).body.items, undefined, BoxName);
 		assert.equal(await activity.repo.marker("dave", "lastread"), undefined);
 		// Bob was told of dave's file: that stays in his inbox.
 		const bobs = (await stream({ Context: "USER_ID", ContextData: "bob", BoxName: "inbox", Limit: 100 }, bob)).body.items as { actor: { id: string } }[];

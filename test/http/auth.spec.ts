@@ -2,20 +2,16 @@ import assert from "node:assert/strict";
 import jwt from "jsonwebtoken";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 
 describe("HTTP: sessions and credentials", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode({ env: { MAX_FAILED_LOGINS: "10", IP_BAN_THRESHOLD: "1000", LOGIN_DELAY_MAX: "0" } });
 
 	before(async () => {
-		node = await startNode({ env: { MAX_FAILED_LOGINS: "10", IP_BAN_THRESHOLD: "1000", LOGIN_DELAY_MAX: "0" } });
-		admin = await node.login("admin", node.adminPassword);
-		const r = await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard", email: "alice@example.com" } }, admin);
+		const r = await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard", email: "alice@example.com" } }, node.admin);
 		assert.equal(r.status, 200, r.text);
 	});
-	after(() => node.stop());
 
 	it("logs in with credentials and answers JWT, ExpireTime and Token", async () => {
 		const r = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login: "alice", password: "Alice-Pass-1234" } });
@@ -102,7 +98,7 @@ describe("HTTP: sessions and credentials", function () {
 	});
 
 	it("locks an account after 10 failed logins (for addresses it never logged in from) until an admin unlocks it", async () => {
-		assert.equal((await node.api("PUT", "/a/user/bob", { Password: "Bob-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/bob", { Password: "Bob-Pass-12345", Attributes: { profile: "standard" } }, node.admin)).status, 200);
 		for (let i = 0; i < 10; i++) {
 			const r = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login: "bob", password: `wrong-${i}` } });
 			assert.equal(r.status, 401);
@@ -110,21 +106,21 @@ describe("HTTP: sessions and credentials", function () {
 		const locked = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login: "bob", password: "Bob-Pass-12345" } });
 		assert.equal(locked.status, 401);
 		assert.equal(locked.body.Code, "user.locked");
-		const bob = await node.api("GET", "/a/user/bob", undefined, admin);
+		const bob = await node.api("GET", "/a/user/bob", undefined, node.admin);
 		assert.equal(bob.body.Attributes.failedConnections, "10");
-		const unlock = await node.api("PUT", "/a/user/bob", { Uuid: bob.body.Uuid, Attributes: { ...bob.body.Attributes, locks: "[]" } }, admin);
+		const unlock = await node.api("PUT", "/a/user/bob", { Uuid: bob.body.Uuid, Attributes: { ...bob.body.Attributes, locks: "[]" } }, node.admin);
 		assert.equal(unlock.status, 200, unlock.text);
 		assert.equal((await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login: "bob", password: "Bob-Pass-12345" } })).status, 200);
 	});
 
 	it("a deleted or locked user's token stops working at once", async () => {
-		assert.equal((await node.api("PUT", "/a/user/carol", { Password: "Carol-Pass-1234", Attributes: { profile: "standard" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/carol", { Password: "Carol-Pass-1234", Attributes: { profile: "standard" } }, node.admin)).status, 200);
 		const token = await node.login("carol", "Carol-Pass-1234");
 		assert.equal((await node.api("GET", "/a/user/carol", undefined, token)).status, 200);
-		const carol = await node.api("GET", "/a/user/carol", undefined, admin);
-		await node.api("PUT", "/a/user/carol", { Uuid: carol.body.Uuid, Attributes: { ...carol.body.Attributes, locks: '["logout"]' } }, admin);
+		const carol = await node.api("GET", "/a/user/carol", undefined, node.admin);
+		await node.api("PUT", "/a/user/carol", { Uuid: carol.body.Uuid, Attributes: { ...carol.body.Attributes, locks: '["logout"]' } }, node.admin);
 		assert.equal((await node.api("GET", "/a/user/carol", undefined, token)).status, 401);
-		await node.api("DELETE", "/a/user/carol", undefined, admin);
+		await node.api("DELETE", "/a/user/carol", undefined, node.admin);
 		assert.equal((await node.api("GET", "/a/user/admin", undefined, token)).status, 401);
 	});
 

@@ -9,7 +9,7 @@ import { Readable } from "node:stream";
 import { S3Client, GetObjectCommand, PutObjectCommand, CopyObjectCommand } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { bufferSource, openEntry, openZip } from "../../lib/jobs/zip";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { finished } from "../helpers/jobs";
 
 const MB = 1024 * 1024;
@@ -23,7 +23,7 @@ function composites(root: string): string[] {
 
 describe("HTTP: multipart uploads kept as composite objects", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let token: string;
 	let s3: S3Client;
 	const big = randomBytes(12 * MB);
@@ -32,11 +32,9 @@ describe("HTTP: multipart uploads kept as composite objects", function () {
 		Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: "io", Key: k, ...extra }))).Body!.transformToByteArray());
 
 	before(async () => {
-		node = await startNode();
 		token = await node.login("admin", node.adminPassword);
 		s3 = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: token, secretAccessKey: "gatewaysecret" } });
 	});
-	after(() => node.stop());
 
 	it("stores the parts as one object that reads whole and by ranges across parts", async () => {
 		const ds = join(node.dataDir, "pydiods1");

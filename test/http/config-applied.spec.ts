@@ -1,25 +1,21 @@
 // The configuration tree applied without restart, through the real gateway: the application title in bootconf,
 // the share link policies (the tree's value is the default, a role parameter overrides it).
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 
 const enc = (p: string) => encodeURIComponent(p);
 
 describe("HTTP: configuration applied without restart", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let alice: string;
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		alice = await addUser(node, admin, "alice", "Alice-Pass-1234");
+		alice = await addUser(node, node.admin, "alice", "Alice-Pass-1234");
 	});
-	after(() => node.stop());
 
-	const put = (path: string, data: unknown) => node.api("PUT", `/a/config/${path}`, { Data: JSON.stringify(data) }, admin);
+	const put = (path: string, data: unknown) => node.api("PUT", `/a/config/${path}`, { Data: JSON.stringify(data) }, node.admin);
 	const title = async (token?: string) => JSON.parse((await node.api("GET", "/a/frontend/bootconf", undefined, token)).text).customWording.title as string;
 	const upload = async (path: string, body: string) => {
 		const r = await fetch(`${node.url}/io/${path.split("/").map(enc).join("/")}`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body });
@@ -56,8 +52,8 @@ describe("HTTP: configuration applied without restart", function () {
 		assert.equal(ok.status, 200, ok.text);
 
 		// A role parameter overrides the server-wide default, as in Cells.
-		const me = await node.api("GET", "/a/user/alice", undefined, admin);
-		const acl = await node.api("PUT", "/a/acl", { RoleID: me.body.Uuid, WorkspaceID: "PYDIO_REPO_SCOPE_ALL", Action: { Name: "parameter:action.share:SHARE_FORCE_PASSWORD", Value: "false" } }, admin);
+		const me = await node.api("GET", "/a/user/alice", undefined, node.admin);
+		const acl = await node.api("PUT", "/a/acl", { RoleID: me.body.Uuid, WorkspaceID: "PYDIO_REPO_SCOPE_ALL", Action: { Name: "parameter:action.share:SHARE_FORCE_PASSWORD", Value: "false" } }, node.admin);
 		assert.equal(acl.status, 200, acl.text);
 		assert.equal((await link(file, { MaxDownloads: "5" })).status, 200);
 

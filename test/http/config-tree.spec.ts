@@ -2,24 +2,20 @@
 // services/ roots, validated known paths, subtrees), the log level applied on the node without a restart, the
 // sites and the scheduler's job actions.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 
 describe("HTTP: configuration tree, sites, scheduler actions", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let user: string;
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		user = await addUser(node, admin, "carla", "Carla-Pass-12345");
+		user = await addUser(node, node.admin, "carla", "Carla-Pass-12345");
 	});
-	after(() => node.stop());
 
-	const put = (path: string, data: unknown, token = admin) => node.api("PUT", `/a/config/${path}`, { Data: JSON.stringify(data) }, token);
-	const get = async (path: string, token = admin) => {
+	const put = (path: string, data: unknown, token = node.admin) => node.api("PUT", `/a/config/${path}`, { Data: JSON.stringify(data) }, token);
+	const get = async (path: string, token = node.admin) => {
 		const r = await node.api("GET", `/a/config/${path}`, undefined, token);
 		return { status: r.status, body: r.body, data: r.body?.Data === undefined ? undefined : JSON.parse(r.body.Data) };
 	};
@@ -53,10 +49,10 @@ describe("HTTP: configuration tree, sites, scheduler actions", function () {
 		assert.match(level.body.Title, /logLevel/);
 		assert.equal((await put("databases/main", { dsn: "x" })).status, 401);
 		assert.equal((await get("databases/main")).status, 404);
-		const notJson = await node.api("PUT", "/a/config/frontend/x", { Data: "{nope" }, admin);
+		const notJson = await node.api("PUT", "/a/config/frontend/x", { Data: "{nope" }, node.admin);
 		assert.equal(notJson.status, 400);
-		assert.equal((await node.api("PUT", "/a/config/frontend/x%20y", { Data: "{}" }, admin)).status, 400);
-		assert.equal((await node.api("PUT", "/a/config/frontend/x", { Data: JSON.stringify({ "a/b": 1 }) }, admin)).status, 400);
+		assert.equal((await node.api("PUT", "/a/config/frontend/x%20y", { Data: "{}" }, node.admin)).status, 400);
+		assert.equal((await node.api("PUT", "/a/config/frontend/x", { Data: JSON.stringify({ "a/b": 1 }) }, node.admin)).status, 400);
 		// Unknown paths take any JSON value.
 		assert.equal((await put("frontend/plugin/custom.thing", { a: [1, 2], b: { c: null } })).status, 200);
 		assert.deepEqual((await get("frontend/plugin/custom.thing")).data, { a: [1, 2], b: { c: null } });
@@ -71,17 +67,17 @@ describe("HTTP: configuration tree, sites, scheduler actions", function () {
 	});
 
 	it("does not shadow the other /config routes", async () => {
-		const r = await node.api("GET", "/a/config/versioning", undefined, admin);
+		const r = await node.api("GET", "/a/config/versioning", undefined, node.admin);
 		assert.equal(r.status, 200, r.text);
 		assert.ok(Array.isArray(r.body.Policies));
-		const ds = await node.api("GET", "/a/config/datasource", undefined, admin);
+		const ds = await node.api("GET", "/a/config/datasource", undefined, node.admin);
 		assert.equal(ds.status, 200);
 		assert.ok(ds.body.DataSources);
 	});
 
 	it("applies the log level on the node at once, and goes back to LOG_LEVEL when it is removed", async () => {
 		const level = async () => {
-			const r = await node.api("POST", "/a/config/registry", { options: { types: ["NODE"] } }, admin);
+			const r = await node.api("POST", "/a/config/registry", { options: { types: ["NODE"] } }, node.admin);
 			assert.equal(r.status, 200, r.text);
 			return r.body.items[0].metadata.logLevel as string;
 		};
@@ -95,25 +91,25 @@ describe("HTTP: configuration tree, sites, scheduler actions", function () {
 	});
 
 	it("lists the sites the gateways bind", async () => {
-		const all = await node.api("GET", "/a/config/sites", undefined, admin);
+		const all = await node.api("GET", "/a/config/sites", undefined, node.admin);
 		assert.equal(all.status, 200, all.text);
 		assert.ok(all.body.Sites.length >= 1);
 		assert.match(all.body.Sites[0].Binds[0], /^127\.0\.0\.1:\d+$/);
-		assert.equal((await node.api("GET", "/a/config/sites/127.0.0.1", undefined, admin)).body.Sites.length, all.body.Sites.length);
-		assert.equal((await node.api("GET", "/a/config/sites/nowhere.example", undefined, admin)).body.Sites, undefined);
+		assert.equal((await node.api("GET", "/a/config/sites/127.0.0.1", undefined, node.admin)).body.Sites.length, all.body.Sites.length);
+		assert.equal((await node.api("GET", "/a/config/sites/nowhere.example", undefined, node.admin)).body.Sites, undefined);
 	});
 
 	it("lists the job actions with their forms", async () => {
-		const r = await node.api("GET", "/a/config/scheduler/actions", undefined, admin);
+		const r = await node.api("GET", "/a/config/scheduler/actions", undefined, node.admin);
 		assert.equal(r.status, 200, r.text);
 		assert.deepEqual(Object.keys(r.body.Actions).sort(), ["compress", "copy", "datasource-resync", "delete", "extract", "move"]);
 		assert.equal(r.body.Actions.compress.Name, "compress");
 		assert.equal(r.body.Actions.compress.HasForm, true);
-		const form = await node.api("GET", "/a/config/scheduler/actions/compress", undefined, admin);
+		const form = await node.api("GET", "/a/config/scheduler/actions/compress", undefined, node.admin);
 		assert.equal(form.status, 200);
 		assert.match(form.headers.get("content-type") ?? "", /xml/);
 		assert.match(form.text, /<param name="archiveName" type="string"/);
 		assert.match(form.text, /choices="zip\|zip,tar\|tar,tar.gz\|tar.gz"/);
-		assert.equal((await node.api("GET", "/a/config/scheduler/actions/nope", undefined, admin)).status, 404);
+		assert.equal((await node.api("GET", "/a/config/scheduler/actions/nope", undefined, node.admin)).status, 404);
 	});
 });

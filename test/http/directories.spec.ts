@@ -5,7 +5,7 @@
 // supported yet refused (400); the service synchronises a directory (users made with roles, a lost one locked).
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode, type TestNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 import { BASE, BIND_DN, BIND_PW, startDirectory, type TestDirectory } from "../helpers/ldap";
 import type { DirectorySync } from "../../lib/directories/sync";
@@ -15,9 +15,8 @@ const session = (node: TestNode, login: string, password: string) => node.api("P
 
 describe("HTTP: external directories", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let ldap: TestDirectory;
-	let admin: string;
 	let bob: string;
 	const config = () => ({
 		Host: ldap.host,
@@ -30,14 +29,9 @@ describe("HTTP: external directories", function () {
 
 	before(async () => {
 		ldap = await startDirectory([{ uid: "alice", password: "Alice-Ldap-1", cn: "Alice Liddell", mail: "alice@example.org" }]);
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		bob = await addUser(node, admin, "bob", "Bob-Pass-12345");
+		bob = await addUser(node, node.admin, "bob", "Bob-Pass-12345");
 	});
-	after(async () => {
-		await node?.stop();
-		await ldap?.stop();
-	});
+	after(() => ldap?.stop());
 
 	it("is for administrators only", async () => {
 		for (const [method, path, body] of [
@@ -53,18 +47,18 @@ describe("HTTP: external directories", function () {
 	});
 
 	it("saves a directory, lists it with its password masked, keeps the password when the mask comes back", async () => {
-		const put = await node.api("PUT", "/a/config/directories/corp", { Config: config() }, admin);
+		const put = await node.api("PUT", "/a/config/directories/corp", { Config: config() }, node.admin);
 		assert.equal(put.status, 200, put.text);
 		assert.deepEqual(put.body, { Success: true });
-		const list = await node.api("GET", "/a/config/directories", undefined, admin);
+		const list = await node.api("GET", "/a/config/directories", undefined, node.admin);
 		assert.equal(list.status, 200, list.text);
 		const [corp] = list.body.Directories;
 		assert.equal(corp.ConfigId, "corp");
 		assert.equal(corp.BindPW, "********");
 		assert.equal(corp.User.IDAttribute, "uid");
 		assert.ok(!list.text.includes(BIND_PW), "the password is never sent back");
-		assert.equal((await node.api("PUT", "/a/config/directories/corp", { Config: corp }, admin)).status, 200);
-		const ping = await node.api("POST", "/a/config/directories-test/ping", { Config: corp, Bind: true }, admin);
+		assert.equal((await node.api("PUT", "/a/config/directories/corp", { Config: corp }, node.admin)).status, 200);
+		const ping = await node.api("POST", "/a/config/directories-test/ping", { Config: corp, Bind: true }, node.admin);
 		assert.equal(ping.status, 200, ping.text);
 		assert.equal(ping.body.Success, true, ping.text);
 		// The masked password is never sent to another server than the saved one's.
@@ -74,11 +68,11 @@ describe("HTTP: external directories", function () {
 	});
 
 	it("refuses configurations it could not use", async () => {
-		const bad = await node.api("PUT", "/a/config/directories/broken", { Config: { ...config(), User: { ...config().User, Filter: "(uid=*" } } }, admin);
+		const bad = await node.api("PUT", "/a/config/directories/broken", { Config: { ...config(), User: { ...config().User, Filter: "(uid=*" } } }, node.admin);
 		assert.equal(bad.status, 400);
 		assert.match(bad.body.Title ?? bad.text, /User.Filter is not a valid LDAP filter/);
-		assert.equal((await node.api("PUT", "/a/config/directories/broken", { Config: { ...config(), Host: "ldap" } }, admin)).status, 400);
-		assert.equal((await node.api("DELETE", "/a/config/directories/nothing", undefined, admin)).status, 404);
+		assert.equal((await node.api("PUT", "/a/config/directories/broken", { Config: { ...config(), Host: "ldap" } }, node.admin)).status, 400);
+		assert.equal((await node.api("DELETE", "/a/config/directories/nothing", undefined, node.admin)).status, 404);
 	});
 
 	it("saves schedules and mappings it applies; refuses with a 400 the options it does not support yet", async () => {
@@ -114,11 +108,11 @@ describe("HTTP: external directories", function () {
 	});
 
 	it("tests a configuration: ping with a wrong password, search", async () => {
-		const wrong = await node.api("POST", "/a/config/directories-test/ping", { Config: { ...config(), BindPW: "nope" } }, admin);
+		const wrong = await node.api("POST", "/a/config/directories-test/ping", { Config: { ...config(), BindPW: "nope" } }, node.admin);
 		assert.equal(wrong.status, 200, wrong.text);
 		assert.equal(wrong.body.Success, undefined, "false is omitted, as Cells omits zero values");
 		assert.match(JSON.parse(wrong.body.DirectoryResponseJSON).Error, /49/);
-		const search = await node.api("POST", "/a/config/directories-test/search", { Config: config(), Filter: { Filter: "ali*" }, Limit: 5 }, admin);
+		const search = await node.api("POST", "/a/config/directories-test/search", { Config: config(), Filter: { Filter: "ali*" }, Limit: 5 }, node.admin);
 		assert.equal(search.status, 200, search.text);
 		assert.equal(search.body.Success, true);
 		assert.deepEqual(JSON.parse(search.body.DirectoryResponseJSON).Users.map((u: { DN: string }) => u.DN), [`uid=alice,${BASE}`]);
@@ -127,7 +121,7 @@ describe("HTTP: external directories", function () {
 	it("logs a directory user in, their account made on the first login; refuses a wrong password", async () => {
 		assert.equal((await session(node, "alice", "wrong-password")).status, 401);
 		const token = await node.login("alice", "Alice-Ldap-1");
-		const me = await node.api("GET", "/a/user/alice", undefined, admin);
+		const me = await node.api("GET", "/a/user/alice", undefined, node.admin);
 		assert.equal(me.status, 200, me.text);
 		assert.equal(me.body.GroupPath, "/example.org");
 		assert.equal(me.body.Attributes.displayName, "Alice Liddell");
@@ -160,14 +154,14 @@ describe("HTTP: external directories", function () {
 		await new Promise<void>((res) => s.listen(0, "127.0.0.1", () => res()));
 		const port = (s.address() as { port: number }).port;
 		await new Promise<void>((res) => s.close(() => res()));
-		assert.equal((await node.api("PUT", "/a/config/directories/corp", { Config: { ...config(), Host: `127.0.0.1:${port}` } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/config/directories/corp", { Config: { ...config(), Host: `127.0.0.1:${port}` } }, node.admin)).status, 200);
 		assert.ok(await node.login("admin", node.adminPassword));
 		assert.ok(await node.login("bob", "Bob-Pass-12345"));
 		const alice = await session(node, "alice", "Alice-Ldap-1");
 		assert.equal(alice.status, 401);
 		assert.match(alice.text, /cannot be reached/);
-		const del = await node.api("DELETE", "/a/config/directories/corp", undefined, admin);
+		const del = await node.api("DELETE", "/a/config/directories/corp", undefined, node.admin);
 		assert.deepEqual([del.status, del.body], [200, { Success: true }]);
-		assert.deepEqual((await node.api("GET", "/a/config/directories", undefined, admin)).body, {});
+		assert.deepEqual((await node.api("GET", "/a/config/directories", undefined, node.admin)).body, {});
 	});
 });

@@ -9,7 +9,7 @@ import { S3Client, PutObjectCommand, GetObjectCommand, ListObjectsV2Command, Cop
 import { Upload } from "@aws-sdk/lib-storage";
 import { Readable } from "node:stream";
 import { bufferSource, openZip } from "../../lib/jobs/zip";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { finished } from "../helpers/jobs";
 import { startS3rver, type TestS3 } from "../helpers/s3rver";
 
@@ -17,9 +17,8 @@ const md5 = (b: Buffer | string) => createHash("md5").update(b).digest("hex");
 
 describe("HTTP: files on LOCAL and S3 datasources, flat and structured", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let s3server: TestS3;
-	let admin: string;
 	let io: S3Client;
 
 	const kinds = [
@@ -33,37 +32,32 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 
 	before(async () => {
 		s3server = await startS3rver();
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("POST", "/a/config/encryption/create", { KeyID: "matrix-key", Label: "Matrix" }, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/config/encryption/create", { KeyID: "matrix-key", Label: "Matrix" }, node.admin)).status, 200);
 		for (const k of kinds) {
 			const body: Record<string, unknown> = { ...k.body, VersioningPolicyName: "default-policy" };
 			if (k.s3) {
 				await s3server.createBucket(k.body.ObjectsBucket as string);
 				Object.assign(body, { ApiKey: s3server.accessKeyId, ApiSecret: s3server.secretAccessKey, StorageConfiguration: { customEndpoint: s3server.endpoint } });
 			}
-			const ds = await node.api("POST", `/a/config/datasource/${k.name}`, body, admin);
+			const ds = await node.api("POST", `/a/config/datasource/${k.name}`, body, node.admin);
 			assert.equal(ds.status, 200, `${k.name}: ${ds.text}`);
-			const ws = await node.api("PUT", `/a/workspace/ws-${k.name}`, { Label: `WS ${k.name}`, Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { [`DATASOURCE:${k.name}`]: { Uuid: `DATASOURCE:${k.name}`, Path: k.name } } }, admin);
+			const ws = await node.api("PUT", `/a/workspace/ws-${k.name}`, { Label: `WS ${k.name}`, Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { [`DATASOURCE:${k.name}`]: { Uuid: `DATASOURCE:${k.name}`, Path: k.name } } }, node.admin);
 			assert.equal(ws.status, 200, `${k.name}: ${ws.text}`);
 		}
-		io = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: admin, secretAccessKey: "gatewaysecret" } });
+		io = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: node.admin, secretAccessKey: "gatewaysecret" } });
 	});
-	after(async () => {
-		await node?.stop();
-		await s3server?.stop();
-	});
+	after(() => s3server?.stop());
 
 	for (const k of kinds) {
 		describe(k.name, () => {
 			const ws = `ws-${k.name}`;
-			const stat = (p: string) => node.api("GET", `/a/tree/stat/${encodeURIComponent(p)}`, undefined, admin);
+			const stat = (p: string) => node.api("GET", `/a/tree/stat/${encodeURIComponent(p)}`, undefined, node.admin);
 
 			it("uploads a folder tree with the S3 SDK and lists it", async () => {
 				for (const [p, c] of [["docs/a.txt", "alpha"], ["docs/sub/b.txt", "bravo"], ["docs/sub/deep/c.txt", "charlie"]]) {
 					await io.send(new PutObjectCommand({ Bucket: "io", Key: `${ws}/${p}`, Body: c }));
 				}
-				const list = await node.api("POST", "/a/meta/bulk/get", { NodePaths: [`${ws}/docs`, `${ws}/docs/*`] }, admin);
+				const list = await node.api("POST", "/a/meta/bulk/get", { NodePaths: [`${ws}/docs`, `${ws}/docs/*`] }, node.admin);
 				assert.equal(list.status, 200, list.text);
 				assert.deepEqual(list.body.Nodes.map((n: { Path: string }) => n.Path), [`${ws}/docs`, `${ws}/docs/a.txt`, `${ws}/docs/sub`]);
 				assert.equal(list.body.Nodes[0].Size, String("alpha".length + "bravo".length + "charlie".length));
@@ -90,7 +84,7 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 
 			it("moves a folder (index-only on flat: the bytes stay where they are) and copies it", async () => {
 				const before = await stat(`${ws}/docs/sub/b.txt`);
-				const user = await node.broker.call("auth.resolve", { token: admin });
+				const user = await node.broker.call("auth.resolve", { token: node.admin });
 				await node.broker.call("tree.move", { From: `${ws}/docs/sub`, To: `${ws}/moved` }, { meta: { user } });
 				assert.equal((await stat(`${ws}/docs/sub/b.txt`)).status, 404);
 				const after = await stat(`${ws}/moved/b.txt`);
@@ -109,16 +103,16 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 			});
 
 			it("deletes to the recycle bin and restores", async () => {
-				assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: `${ws}/copied` }] }, admin)).status, 200);
+				assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: `${ws}/copied` }] }, node.admin)).status, 200);
 				assert.equal((await stat(`${ws}/copied`)).status, 404);
 				assert.equal((await stat(`${ws}/recycle_bin/copied/b.txt`)).status, 200);
-				assert.equal((await node.api("POST", "/a/tree/restore", { Nodes: [{ Path: `${ws}/recycle_bin/copied` }] }, admin)).status, 200);
+				assert.equal((await node.api("POST", "/a/tree/restore", { Nodes: [{ Path: `${ws}/recycle_bin/copied` }] }, node.admin)).status, 200);
 				const back = await io.send(new GetObjectCommand({ Bucket: "io", Key: `${ws}/copied/b.txt` }));
 				assert.equal(await back.Body!.transformToString(), "bravo");
 			});
 
 			it("zips a folder with a job and the archive downloads whole", async () => {
-				await finished(node.api, admin, "compress", { nodes: [`${ws}/moved`], archiveName: `${ws}/moved.zip`, format: "zip" });
+				await finished(node.api, node.admin, "compress", { nodes: [`${ws}/moved`], archiveName: `${ws}/moved.zip`, format: "zip" });
 				const zip = Buffer.from(await (await io.send(new GetObjectCommand({ Bucket: "io", Key: `${ws}/moved.zip` }))).Body!.transformToByteArray());
 				const names: string[] = [];
 				const src = bufferSource(zip);
@@ -129,7 +123,7 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 			it("finds files with search, in user paths", async () => {
 				let found: string[] = [];
 				for (let i = 0; i < 100 && !found.length; i++) {
-					const r = await node.api("POST", "/a/search/nodes", { Query: { FileName: "c.txt", PathPrefix: [ws] } }, admin);
+					const r = await node.api("POST", "/a/search/nodes", { Query: { FileName: "c.txt", PathPrefix: [ws] } }, node.admin);
 					found = (r.body.Results ?? []).map((n: { Path: string }) => n.Path).sort();
 					if (!found.length) await new Promise((res) => setTimeout(res, 50));
 				}
@@ -150,7 +144,7 @@ describe("HTTP: files on LOCAL and S3 datasources, flat and structured", functio
 			it("lists the previous contents as versions and restores one", async () => {
 				const key = `${ws}/docs/versioned.txt`;
 				for (const b of ["v1", "v2", "v3"]) await io.send(new PutObjectCommand({ Bucket: "io", Key: key, Body: b }));
-				const list = await node.api("POST", "/a/tree/stats", { NodePaths: [key], Versions: true }, admin);
+				const list = await node.api("POST", "/a/tree/stats", { NodePaths: [key], Versions: true }, node.admin);
 				assert.equal(list.status, 200, list.text);
 				const ids = (list.body.Nodes ?? []).map((n: { MetaStore: Record<string, string> }) => JSON.parse(n.MetaStore.versionId) as string);
 				assert.equal(ids.length, 2);

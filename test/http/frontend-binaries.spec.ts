@@ -3,7 +3,7 @@
 // refusals (SVG, not an image, too big in bytes or in pixels, someone else's avatar, GLOBAL for users); deleted
 // users' avatars, a deleted group's users' included, go.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { crc32, deflateSync } from "node:zlib";
 import { encodePng, pngSize } from "../../lib/frontend/images";
 import { acquireDatabase } from "../../lib/db/shared";
@@ -48,8 +48,7 @@ const JPEG_WITH_EXIF = Buffer.concat([
 
 describe("HTTP: frontend binaries (avatars, logos)", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let dave: string;
 
 	async function upload(path: string, token: string | undefined, bytes: Buffer, filename = "a.png", field = "userfile") {
@@ -72,15 +71,12 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 	}
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
 		for (const login of ["dave", "erin"]) {
-			const r = await node.api("PUT", `/a/user/${login}`, { Password: "Some-Pass-1234", Attributes: { profile: "standard" } }, admin);
+			const r = await node.api("PUT", `/a/user/${login}`, { Password: "Some-Pass-1234", Attributes: { profile: "standard" } }, node.admin);
 			assert.equal(r.status, 200, r.text);
 		}
 		dave = await node.login("dave", "Some-Pass-1234");
 	});
-	after(() => node?.stop());
 
 	it("stores a user's own avatar and serves it back with its type, to any logged user", async () => {
 		const image = png(64, 32);
@@ -114,7 +110,7 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 
 	it("makes a large thumbnail off the event loop: the node answers meanwhile", async () => {
 		const big = slowPng(4000, 4000);
-		const up = await upload("/a/frontend/binaries/GLOBAL/big", admin, big, "big.png");
+		const up = await upload("/a/frontend/binaries/GLOBAL/big", node.admin, big, "big.png");
 		assert.equal(up.status, 200, up.text);
 		let done = false;
 		const thumb = get("/a/frontend/binaries/GLOBAL/big?dim=64").finally(() => (done = true));
@@ -190,9 +186,9 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 	it("lets users set only their own avatar (admins any), and only admins the global images", async () => {
 		assert.equal((await upload("/a/frontend/binaries/USER/erin", dave, png(4, 4))).status, 403);
 		assert.equal((await upload("/a/frontend/binaries/GLOBAL/logo", dave, png(4, 4))).status, 403);
-		assert.equal((await upload("/a/frontend/binaries/USER/erin", admin, png(4, 4))).status, 200);
+		assert.equal((await upload("/a/frontend/binaries/USER/erin", node.admin, png(4, 4))).status, 200);
 		const logo = png(8, 8);
-		const up = await upload("/a/frontend/binaries/GLOBAL/logo", admin, logo);
+		const up = await upload("/a/frontend/binaries/GLOBAL/logo", node.admin, logo);
 		assert.equal(up.status, 200, up.text);
 		// Global images are public (the login page shows the logo), by the name posted to or by the binary id.
 		const byName = await get("/a/frontend/binaries/GLOBAL/logo");
@@ -210,9 +206,9 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 	});
 
 	it("removes a deleted user's avatar", async () => {
-		assert.equal((await upload("/a/frontend/binaries/USER/erin", admin, png(4, 4))).status, 200);
-		const erin = await node.api("GET", "/a/user/erin", undefined, admin);
-		assert.equal((await node.api("DELETE", "/a/user/erin", undefined, admin)).status, 200);
+		assert.equal((await upload("/a/frontend/binaries/USER/erin", node.admin, png(4, 4))).status, 200);
+		const erin = await node.api("GET", "/a/user/erin", undefined, node.admin);
+		assert.equal((await node.api("DELETE", "/a/user/erin", undefined, node.admin)).status, 200);
 		// The avatar goes on the identity.changed event: the row is gone from the store shortly after.
 		const shared = await acquireDatabase({ dataDir: node.dataDir });
 		try {
@@ -223,25 +219,25 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 				row = await repo.byOwner("USER", erin.body.Uuid);
 			}
 			assert.equal(row, null);
-			assert.ok(await repo.byOwner("USER", (await node.api("GET", "/a/user/dave", undefined, admin)).body.Uuid), "other avatars stay");
+			assert.ok(await repo.byOwner("USER", (await node.api("GET", "/a/user/dave", undefined, node.admin)).body.Uuid), "other avatars stay");
 		} finally {
 			await shared.release();
 		}
-		assert.equal((await get(`/a/frontend/binaries/USER/${erin.body.Uuid}`, admin)).status, 404);
+		assert.equal((await get(`/a/frontend/binaries/USER/${erin.body.Uuid}`, node.admin)).status, 404);
 	});
 
 	it("removes the avatars of a deleted group's users", async () => {
-		assert.equal((await node.api("PUT", "/a/user/crew", { IsGroup: true, GroupPath: "/", GroupLabel: "crew" }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/crew", { IsGroup: true, GroupPath: "/", GroupLabel: "crew" }, node.admin)).status, 200);
 		const uuids: string[] = [];
 		for (const login of ["gil", "hana"]) {
-			const u = await node.api("PUT", `/a/user/${login}`, { Login: login, GroupPath: "/crew", Password: "Some-Pass-1234", Attributes: { profile: "standard" } }, admin);
+			const u = await node.api("PUT", `/a/user/${login}`, { Login: login, GroupPath: "/crew", Password: "Some-Pass-1234", Attributes: { profile: "standard" } }, node.admin);
 			assert.equal(u.status, 200, u.text);
 			uuids.push(u.body.Uuid);
-			assert.equal((await upload(`/a/frontend/binaries/USER/${login}`, admin, png(80, 80))).status, 200);
+			assert.equal((await upload(`/a/frontend/binaries/USER/${login}`, node.admin, png(80, 80))).status, 200);
 			// A kept thumbnail too: it must not outlive the avatar.
-			assert.equal((await get(`/a/frontend/binaries/USER/${u.body.Uuid}?dim=32`, admin)).thumb, "resized");
+			assert.equal((await get(`/a/frontend/binaries/USER/${u.body.Uuid}?dim=32`, node.admin)).thumb, "resized");
 		}
-		assert.equal((await node.api("DELETE", "/a/user/crew%2F", undefined, admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/user/crew%2F", undefined, node.admin)).status, 200);
 		const shared = await acquireDatabase({ dataDir: node.dataDir });
 		try {
 			const repo = new BinariesRepo(shared.db);
@@ -251,10 +247,10 @@ describe("HTTP: frontend binaries (avatars, logos)", function () {
 				left = (await Promise.all(uuids.map((u) => repo.metaByOwner("USER", u)))).filter(Boolean).length;
 			}
 			assert.equal(left, 0);
-			assert.ok(await repo.metaByOwner("USER", (await node.api("GET", "/a/user/dave", undefined, admin)).body.Uuid), "other avatars stay");
+			assert.ok(await repo.metaByOwner("USER", (await node.api("GET", "/a/user/dave", undefined, node.admin)).body.Uuid), "other avatars stay");
 		} finally {
 			await shared.release();
 		}
-		for (const u of uuids) assert.equal((await get(`/a/frontend/binaries/USER/${u}?dim=32`, admin)).status, 404);
+		for (const u of uuids) assert.equal((await get(`/a/frontend/binaries/USER/${u}?dim=32`, node.admin)).status, 404);
 	});
 });

@@ -1,21 +1,17 @@
 // i18n dictionaries, the plugins manifest and the admin console menu through the real gateway.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 import { EN_US } from "../../lib/frontend/i18n/en-us";
 
 describe("HTTP: frontend messages, plugins and settings menu", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let dave: string;
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		dave = await addUser(node, admin, "dave", "Some-Pass-1234");
+		dave = await addUser(node, node.admin, "dave", "Some-Pass-1234");
 	});
-	after(() => node?.stop());
 
 	it("serves the English dictionary as a flat key -> text map, to anonymous callers", async () => {
 		const r = await node.api("GET", "/a/frontend/messages/en-us");
@@ -59,7 +55,7 @@ describe("HTTP: frontend messages, plugins and settings menu", function () {
 		const denied = await node.api("GET", "/a/frontend/settings-menu", undefined, dave);
 		assert.equal(denied.status, 403, denied.text);
 		assert.equal((await node.api("GET", "/a/frontend/settings-menu")).status, 401);
-		const r = await node.api("GET", "/a/frontend/settings-menu", undefined, admin);
+		const r = await node.api("GET", "/a/frontend/settings-menu", undefined, node.admin);
 		assert.equal(r.status, 200, r.text);
 		const sections = r.body.Sections as { Key: string; LABEL: string; CHILDREN: { Key: string; LABEL: string; METADATA: { props: string }; Accesses: Record<string, { Policies: { Action: string; Resource: string }[] }> }[] }[];
 		assert.deepEqual(sections.map((s) => s.Key), ["people", "data", "system"]);
@@ -80,12 +76,7 @@ describe("HTTP: frontend messages, plugins and settings menu", function () {
 
 describe("HTTP: settings menu and plugins follow the running services", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-
-	before(async () => {
-		node = await startNode({ services: ["api", "auth", "mfa", "users", "roles", "tokens", "frontend", "install", "policy", "workspaces", "acl", "datasources", "tree"] });
-	});
-	after(() => node?.stop());
+	const node = useNode({ services: ["api", "auth", "mfa", "users", "roles", "tokens", "frontend", "install", "policy", "workspaces", "acl", "datasources", "tree"] });
 
 	it("leaves out what the cluster does not run", async () => {
 		const admin = await node.login("admin", node.adminPassword);

@@ -2,15 +2,14 @@
 // secret), then a password alone no longer logs in, a current code does (once), personal tokens keep working,
 // and the secret is never shown again; a deleted user's factor goes with them, a deleted group's users' too.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { hotp, stepAt } from "../../lib/auth/totp";
 import { acquireDatabase } from "../../lib/db/shared";
 import { TotpRepo } from "../../lib/db/frontend";
 
 describe("HTTP: TOTP enrolment and login", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let secret: string;
 	const PASSWORD = "Some-Pass-1234";
 
@@ -19,12 +18,9 @@ describe("HTTP: TOTP enrolment and login", function () {
 	const codeAt = (offsetSteps: number) => hotp(secret, stepAt(Date.now() / 1000) + offsetSteps);
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		const r = await node.api("PUT", "/a/user/tess", { Password: PASSWORD, Attributes: { profile: "standard" } }, admin);
+		const r = await node.api("PUT", "/a/user/tess", { Password: PASSWORD, Attributes: { profile: "standard" } }, node.admin);
 		assert.equal(r.status, 200, r.text);
 	});
-	after(() => node?.stop());
 
 	it("sets up a pending factor: base32 secret and otpauth URI, login still without code", async () => {
 		const tess = await node.login("tess", PASSWORD);
@@ -70,7 +66,7 @@ describe("HTTP: TOTP enrolment and login", function () {
 	});
 
 	it("leaves personal access tokens working", async () => {
-		const pat = await node.api("POST", "/a/auth/token/personal", { UserLogin: "tess", Label: "cli", AutoRefresh: 3600 }, admin);
+		const pat = await node.api("POST", "/a/auth/token/personal", { UserLogin: "tess", Label: "cli", AutoRefresh: 3600 }, node.admin);
 		assert.equal(pat.status, 200, pat.text);
 		const r = await node.api("GET", "/a/frontend/state", undefined, pat.body.AccessToken);
 		assert.equal(r.status, 200);
@@ -78,7 +74,7 @@ describe("HTTP: TOTP enrolment and login", function () {
 	});
 
 	it("lets an admin disable another user's factor (lost phone), after which the password suffices again", async () => {
-		const r = await node.api("POST", "/a/frontend/enroll", { EnrollType: "totp", EnrollInfo: { step: "disable", login: "tess" } }, admin);
+		const r = await node.api("POST", "/a/frontend/enroll", { EnrollType: "totp", EnrollInfo: { step: "disable", login: "tess" } }, node.admin);
 		assert.equal(r.status, 200, r.text);
 		assert.deepEqual(r.body.Info, { Status: "none" });
 		assert.equal((await login()).status, 200);
@@ -96,12 +92,12 @@ describe("HTTP: TOTP enrolment and login", function () {
 		const PASS = "Other-Pass-1234";
 		const uuids: Record<string, string> = {};
 		for (const login of ["ulla", "vic"]) {
-			const u = await node.api("PUT", `/a/user/${login}`, { Password: PASS, Attributes: { profile: "standard" } }, admin);
+			const u = await node.api("PUT", `/a/user/${login}`, { Password: PASS, Attributes: { profile: "standard" } }, node.admin);
 			assert.equal(u.status, 200, u.text);
 			uuids[login] = u.body.Uuid;
 			assert.equal((await enroll(await node.login(login, PASS), { step: "setup" })).status, 200);
 		}
-		assert.equal((await node.api("DELETE", "/a/user/ulla", undefined, admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/user/ulla", undefined, node.admin)).status, 200);
 		const shared = await acquireDatabase({ dataDir: node.dataDir });
 		try {
 			const repo = new TotpRepo(shared.db);
@@ -120,17 +116,17 @@ describe("HTTP: TOTP enrolment and login", function () {
 
 	it("removes the factors of a deleted group's users", async () => {
 		const PASS = "Other-Pass-1234";
-		assert.equal((await node.api("PUT", "/a/user/night", { IsGroup: true, GroupPath: "/", GroupLabel: "night" }, admin)).status, 200);
-		assert.equal((await node.api("PUT", "/a/user/night%2Fshift", { IsGroup: true, GroupPath: "/night", GroupLabel: "shift" }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/night", { IsGroup: true, GroupPath: "/", GroupLabel: "night" }, node.admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/night%2Fshift", { IsGroup: true, GroupPath: "/night", GroupLabel: "shift" }, node.admin)).status, 200);
 		const uuids: Record<string, string> = {};
 		for (const [login, group] of [["wes", "/night"], ["xia", "/night/shift"], ["yann", "/"]]) {
-			const u = await node.api("PUT", `/a/user/${login}`, { Login: login, GroupPath: group, Password: PASS, Attributes: { profile: "standard" } }, admin);
+			const u = await node.api("PUT", `/a/user/${login}`, { Login: login, GroupPath: group, Password: PASS, Attributes: { profile: "standard" } }, node.admin);
 			assert.equal(u.status, 200, u.text);
 			uuids[login] = u.body.Uuid;
 			assert.equal((await enroll(await node.login(login, PASS), { step: "setup" })).status, 200);
 		}
 		// The group and its subgroup, with their users.
-		const del = await node.api("DELETE", "/a/user/night%2F", undefined, admin);
+		const del = await node.api("DELETE", "/a/user/night%2F", undefined, node.admin);
 		assert.equal(del.status, 200, del.text);
 		const shared = await acquireDatabase({ dataDir: node.dataDir });
 		try {

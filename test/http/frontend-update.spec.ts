@@ -4,27 +4,23 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { packageInfo } from "../../lib/frontend/version";
 
 const current = packageInfo().version;
 
 describe("HTTP: update and license (no update source)", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let dave: string;
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		for (const login of ["dave", "erin"]) assert.equal((await node.api("PUT", `/a/user/${login}`, { Password: "Some-Pass-1234", Attributes: { profile: "standard" } }, admin)).status, 200);
+		for (const login of ["dave", "erin"]) assert.equal((await node.api("PUT", `/a/user/${login}`, { Password: "Some-Pass-1234", Attributes: { profile: "standard" } }, node.admin)).status, 200);
 		dave = await node.login("dave", "Some-Pass-1234");
 	});
-	after(() => node?.stop());
 
 	it("answers the running version and says no update source is configured", async () => {
-		const r = await node.api("POST", "/a/update", {}, admin);
+		const r = await node.api("POST", "/a/update", {}, node.admin);
 		assert.equal(r.status, 200, r.text);
 		assert.equal(r.body.Channel, "stable");
 		assert.equal(r.body.AvailableBinaries.length, 1);
@@ -33,11 +29,11 @@ describe("HTTP: update and license (no update source)", function () {
 	});
 
 	it("refuses to apply an update, saying why, and never changes anything", async () => {
-		const r = await node.api("PATCH", "/a/update/99.0.0", {}, admin);
+		const r = await node.api("PATCH", "/a/update/99.0.0", {}, node.admin);
 		assert.equal(r.status, 409, r.text);
 		assert.match(r.body.Title, /cannot replace its own code.*Nothing was changed/);
-		assert.equal((await node.api("PATCH", `/a/update/${current}`, {}, admin)).status, 409);
-		assert.equal((await node.api("PATCH", "/a/update/not-a-version", {}, admin)).status, 400);
+		assert.equal((await node.api("PATCH", `/a/update/${current}`, {}, node.admin)).status, 409);
+		assert.equal((await node.api("PATCH", "/a/update/not-a-version", {}, node.admin)).status, 400);
 	});
 
 	it("keeps update and license to administrators", async () => {
@@ -47,21 +43,21 @@ describe("HTTP: update and license (no update source)", function () {
 	});
 
 	it("counts users, workspaces and stored bytes from the store", async () => {
-		const before = await node.api("GET", "/a/license/stats", undefined, admin);
+		const before = await node.api("GET", "/a/license/stats", undefined, node.admin);
 		assert.equal(before.status, 200, before.text);
 		assert.equal(before.body.ActiveUsers, "3");
 		assert.equal(before.body.ActivePeers, "1");
 		const f = before.body.License.Features;
 		assert.equal(f.Users, "3");
 		assert.equal(f.License, "AGPL-3.0-or-later");
-		const up = await fetch(`${node.url}/io/personal-files/stats-probe.bin`, { method: "PUT", body: new Uint8Array(1000), headers: { Authorization: `Bearer ${admin}` } });
+		const up = await fetch(`${node.url}/io/personal-files/stats-probe.bin`, { method: "PUT", body: new Uint8Array(1000), headers: { Authorization: `Bearer ${node.admin}` } });
 		assert.ok(up.ok, `${up.status}`);
-		assert.equal((await node.api("PUT", "/a/user/frank", { Password: "Some-Pass-1234" }, admin)).status, 200);
-		const ws = await node.api("PUT", "/a/workspace/stats-ws", { Label: "Stats", Slug: "stats-ws", Scope: "ADMIN" }, admin);
+		assert.equal((await node.api("PUT", "/a/user/frank", { Password: "Some-Pass-1234" }, node.admin)).status, 200);
+		const ws = await node.api("PUT", "/a/workspace/stats-ws", { Label: "Stats", Slug: "stats-ws", Scope: "ADMIN" }, node.admin);
 		assert.equal(ws.status, 200, ws.text);
 		// Counted a moment ago: kept (the whole store is not scanned on every poll) until ForceRefresh.
-		assert.equal((await node.api("GET", "/a/license/stats", undefined, admin)).body.ActiveUsers, "3");
-		const after = (await node.api("GET", "/a/license/stats?ForceRefresh=true", undefined, admin)).body;
+		assert.equal((await node.api("GET", "/a/license/stats", undefined, node.admin)).body.ActiveUsers, "3");
+		const after = (await node.api("GET", "/a/license/stats?ForceRefresh=true", undefined, node.admin)).body;
 		assert.equal(after.ActiveUsers, "4");
 		assert.equal(Number(after.License.Features.Workspaces), Number(f.Workspaces) + 1);
 		assert.equal(Number(after.License.Features.StorageUsedBytes), Number(f.StorageUsedBytes) + 1000);
@@ -69,18 +65,18 @@ describe("HTTP: update and license (no update source)", function () {
 	});
 
 	it("refuses a license key: Cellar is AGPL and needs none", async () => {
-		const r = await node.api("PUT", "/a/license/update", { LicenseString: "ABC" }, admin);
+		const r = await node.api("PUT", "/a/license/update", { LicenseString: "ABC" }, node.admin);
 		assert.equal(r.status, 400);
 		assert.match(r.body.Title, /AGPL-3\.0.*no license key/);
 	});
 
 	it("answers in the caller's language: its lang attribute, else its request's Accept-Language", async () => {
 		const fr = { "Accept-Language": "fr-FR,fr;q=0.9,en;q=0.5" };
-		assert.match((await node.api("POST", "/a/update", {}, admin, fr)).body.AvailableBinaries[0].Description, /Aucune source de mises à jour/);
-		assert.match((await node.api("PATCH", "/a/update/99.0.0", {}, admin, fr)).body.Title, /ne peut pas remplacer son propre code/);
-		assert.match((await node.api("GET", "/a/license/stats", undefined, admin, fr)).body.License.AccountName, /logiciel libre/);
-		assert.match((await node.api("POST", "/a/update", {}, admin)).body.AvailableBinaries[0].Description, /No update source/);
-		assert.equal((await node.api("PUT", "/a/user/fanny", { Password: "Some-Pass-1234", Attributes: { profile: "admin", lang: "fr" } }, admin)).status, 200);
+		assert.match((await node.api("POST", "/a/update", {}, node.admin, fr)).body.AvailableBinaries[0].Description, /Aucune source de mises à jour/);
+		assert.match((await node.api("PATCH", "/a/update/99.0.0", {}, node.admin, fr)).body.Title, /ne peut pas remplacer son propre code/);
+		assert.match((await node.api("GET", "/a/license/stats", undefined, node.admin, fr)).body.License.AccountName, /logiciel libre/);
+		assert.match((await node.api("POST", "/a/update", {}, node.admin)).body.AvailableBinaries[0].Description, /No update source/);
+		assert.equal((await node.api("PUT", "/a/user/fanny", { Password: "Some-Pass-1234", Attributes: { profile: "admin", lang: "fr" } }, node.admin)).status, 200);
 		const fanny = await node.login("fanny", "Some-Pass-1234");
 		assert.match((await node.api("POST", "/a/update", {}, fanny)).body.AvailableBinaries[0].Description, /Aucune source de mises à jour/);
 		assert.match((await node.api("PUT", "/a/license/update", { LicenseString: "ABC" }, fanny)).body.Title, /AGPL-3\.0.*aucune clé de licence/);
@@ -90,7 +86,6 @@ describe("HTTP: update and license (no update source)", function () {
 
 describe("HTTP: update from a source", function () {
 	this.timeout(60_000);
-	let node: TestNode;
 	let source: Server;
 	let received: Record<string, string> | undefined;
 	let answer: () => [number, string];
@@ -106,10 +101,9 @@ describe("HTTP: update from a source", function () {
 			});
 		});
 		await new Promise<void>((r) => source.listen(0, "127.0.0.1", r));
-		node = await startNode({ env: { UPDATE_URL: `http://127.0.0.1:${(source.address() as AddressInfo).port}/update` } });
 	});
-	after(async () => {
-		await node?.stop();
+	const node = useNode(() => ({ env: { UPDATE_URL: `http://127.0.0.1:${(source.address() as AddressInfo).port}/update` } }));
+	after(() => {
 		source?.close();
 	});
 

@@ -1,18 +1,14 @@
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 
 describe("HTTP: frontend boot", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 
 	before(async () => {
-		node = await startNode();
 		const ready = await node.broker.call<{ Installed: boolean; LastError?: string }, object>("install.ready", { timeout: 15_000 }, { timeout: 20_000 });
 		assert.equal(ready.Installed, true, ready.LastError);
-		admin = await node.login("admin", node.adminPassword);
 	});
-	after(() => node?.stop());
 
 	it("serves bootconf to anonymous callers as JSON", async () => {
 		const r = await node.api("GET", "/a/frontend/bootconf");
@@ -25,7 +21,7 @@ describe("HTTP: frontend boot", function () {
 	});
 
 	it("shows the real version to a logged user", async () => {
-		const r = await node.api("GET", "/a/frontend/bootconf", undefined, admin);
+		const r = await node.api("GET", "/a/frontend/bootconf", undefined, node.admin);
 		assert.equal(r.status, 200);
 		assert.match(r.body.ajxpVersion, /^\d+\.\d+\.\d+/);
 	});
@@ -39,18 +35,18 @@ describe("HTTP: frontend boot", function () {
 	});
 
 	it("lists common-files read-write in the admin's state", async () => {
-		const r = await node.api("GET", "/a/frontend/state", undefined, admin);
+		const r = await node.api("GET", "/a/frontend/state", undefined, node.admin);
 		assert.equal(r.status, 200, r.text);
 		assert.ok(r.text.includes('<user id="admin">'), r.text);
 		assert.match(r.text, /<repo id="[^"]+" access_type="gateway" repositorySlug="common-files" acl="rw"/);
 		assert.ok(r.text.includes('<special_rights is_admin="1"/>'));
-		const ws = await node.api("GET", "/a/frontend/state?ws=common-files", undefined, admin);
+		const ws = await node.api("GET", "/a/frontend/state?ws=common-files", undefined, node.admin);
 		const id = /<repo id="([^"]+)" access_type="gateway" repositorySlug="common-files"/.exec(ws.text)?.[1];
 		assert.ok(ws.text.includes(`<active_repo id="${id}"`));
 	});
 
 	it("refuses a malformed ws parameter", async () => {
-		const r = await node.api("GET", "/a/frontend/state?ws=..%2Fx", undefined, admin);
+		const r = await node.api("GET", "/a/frontend/state?ws=..%2Fx", undefined, node.admin);
 		assert.equal(r.status, 400, r.text);
 	});
 
@@ -61,7 +57,7 @@ describe("HTTP: frontend boot", function () {
 		const s = await node.api("GET", "/a/frontend/auth/state");
 		assert.equal(s.status, 200, s.text);
 		assert.equal(s.body.Logged, false);
-		const l = await node.api("GET", "/a/frontend/auth/state", undefined, admin);
+		const l = await node.api("GET", "/a/frontend/auth/state", undefined, node.admin);
 		assert.equal(l.body.Login, "admin");
 	});
 });

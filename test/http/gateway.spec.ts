@@ -1,20 +1,16 @@
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 
 describe("HTTP: the gateway", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/gina", { Password: "Gina-Pass-1234", Attributes: { profile: "standard", displayName: "Gina" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/gina", { Password: "Gina-Pass-1234", Attributes: { profile: "standard", displayName: "Gina" } }, node.admin)).status, 200);
 	});
-	after(() => node.stop());
 
 	it("answers unknown routes with a 404 in Cells' error shape", async () => {
-		const r = await node.api("GET", "/a/no/such/route", undefined, admin);
+		const r = await node.api("GET", "/a/no/such/route", undefined, node.admin);
 		assert.equal(r.status, 404);
 		assert.equal(r.body.Code, "route.not.found");
 		assert.ok(r.body.Title && r.body.Detail);
@@ -29,27 +25,27 @@ describe("HTTP: the gateway", function () {
 	});
 
 	it("treats explicit nulls as absent and int64 fields travel as strings", async () => {
-		const r = await node.api("POST", "/a/user", { Queries: null, Offset: null, Limit: "5", CountOnly: null }, admin);
+		const r = await node.api("POST", "/a/user", { Queries: null, Offset: null, Limit: "5", CountOnly: null }, node.admin);
 		assert.equal(r.status, 200, r.text);
-		const del = await node.api("PUT", "/a/user/tmp-user", { Password: "Tmp-Pass-12345" }, admin);
+		const del = await node.api("PUT", "/a/user/tmp-user", { Password: "Tmp-Pass-12345" }, node.admin);
 		assert.equal(del.status, 200);
-		const gone = await node.api("DELETE", "/a/user/tmp-user", undefined, admin);
+		const gone = await node.api("DELETE", "/a/user/tmp-user", undefined, node.admin);
 		assert.deepEqual(gone.body, { Success: true, NumRows: "1" });
 	});
 
 	it("refuses malformed and oversized bodies with 400 and 413", async () => {
-		assert.equal((await node.api("POST", "/a/user", "{oops", admin)).status, 400);
-		assert.equal((await node.api("POST", "/a/user", "[1,2]", admin)).status, 400);
-		assert.equal((await node.api("POST", "/a/user", { Queries: [{ Login: "x".repeat(4 * 1024 * 1024) }] }, admin)).status, 413);
-		assert.equal((await node.api("POST", "/a/user", { Offset: "-x" }, admin)).status, 400);
+		assert.equal((await node.api("POST", "/a/user", "{oops", node.admin)).status, 400);
+		assert.equal((await node.api("POST", "/a/user", "[1,2]", node.admin)).status, 400);
+		assert.equal((await node.api("POST", "/a/user", { Queries: [{ Login: "x".repeat(4 * 1024 * 1024) }] }, node.admin)).status, 413);
+		assert.equal((await node.api("POST", "/a/user", { Offset: "-x" }, node.admin)).status, 400);
 	});
 
 	it("never serves a cached answer after the data or the credential changed", async () => {
-		const first = await node.api("GET", "/a/user/gina", undefined, admin);
-		const again = await node.api("GET", "/a/user/gina", undefined, admin);
+		const first = await node.api("GET", "/a/user/gina", undefined, node.admin);
+		const again = await node.api("GET", "/a/user/gina", undefined, node.admin);
 		assert.deepEqual(again.body, first.body);
-		await node.api("PUT", "/a/user/gina", { Uuid: first.body.Uuid, Attributes: { ...first.body.Attributes, displayName: "Gina Renamed" } }, admin);
-		const after = await node.api("GET", "/a/user/gina", undefined, admin);
+		await node.api("PUT", "/a/user/gina", { Uuid: first.body.Uuid, Attributes: { ...first.body.Attributes, displayName: "Gina Renamed" } }, node.admin);
+		const after = await node.api("GET", "/a/user/gina", undefined, node.admin);
 		assert.equal(after.body.Attributes.displayName, "Gina Renamed");
 
 		const gina = await node.login("gina", "Gina-Pass-1234");
@@ -63,8 +59,8 @@ describe("HTTP: the gateway", function () {
 	it("checks the REST policies even for answers it has cached", async () => {
 		const gina = await node.login("gina", "Gina-Pass-1234");
 		assert.equal((await node.api("GET", "/a/frontend/state", undefined, gina)).status, 200);
-		assert.equal((await node.api("POST", "/a/acl", {}, admin)).status, 200);
-		assert.equal((await node.api("POST", "/a/acl", {}, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/acl", {}, node.admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/acl", {}, node.admin)).status, 200);
 		assert.equal((await node.api("POST", "/a/acl", {}, gina)).status, 403);
 	});
 });

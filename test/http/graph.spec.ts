@@ -1,13 +1,12 @@
 // The graph API through the real gateway: cells and groups two users share, the caller's workspace state, and
 // recommendations (bookmarks, recent files, cells shared with the caller).
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import type { Identity } from "../../lib/auth/identity";
 
 describe("HTTP: graph", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	const token: Record<string, string> = {};
 	const uuid: Record<string, string> = {};
 	let cell: string;
@@ -19,12 +18,12 @@ describe("HTTP: graph", function () {
 	};
 	/** A cell (ROOM workspace) on a folder, opened read-write to these users' roles, as Cells stores one. */
 	const makeCell = async (slug: string, folder: string, members: string[]) => {
-		const root = await stat(folder, admin);
-		const ws = await node.api("PUT", `/a/workspace/${slug}`, { Label: slug, Scope: "ROOM", RootNodes: { [root]: { Uuid: root, Path: `pydiods1/${folder.split("/").slice(1).join("/")}` } } }, admin);
+		const root = await stat(folder, node.admin);
+		const ws = await node.api("PUT", `/a/workspace/${slug}`, { Label: slug, Scope: "ROOM", RootNodes: { [root]: { Uuid: root, Path: `pydiods1/${folder.split("/").slice(1).join("/")}` } } }, node.admin);
 		assert.equal(ws.status, 200, ws.text);
 		for (const m of members) {
 			for (const name of ["read", "write"]) {
-				const r = await node.api("PUT", "/a/acl", { Action: { Name: name, Value: "1" }, RoleID: uuid[m], WorkspaceID: ws.body.UUID, NodeID: root }, admin);
+				const r = await node.api("PUT", "/a/acl", { Action: { Name: name, Value: "1" }, RoleID: uuid[m], WorkspaceID: ws.body.UUID, NodeID: root }, node.admin);
 				assert.equal(r.status, 200, r.text);
 			}
 		}
@@ -32,20 +31,17 @@ describe("HTTP: graph", function () {
 	};
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/sales", { IsGroup: true, GroupPath: "/", GroupLabel: "sales" }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/sales", { IsGroup: true, GroupPath: "/", GroupLabel: "sales" }, node.admin)).status, 200);
 		for (const [u, group] of [["alice", "/sales"], ["bob", "/sales"], ["carol", "/"]]) {
-			const r = await node.api("PUT", `/a/user/${u}`, { Login: u, Password: "Graph-Pass-1234", GroupPath: group, Attributes: { profile: "standard" } }, admin);
+			const r = await node.api("PUT", `/a/user/${u}`, { Login: u, Password: "Graph-Pass-1234", GroupPath: group, Attributes: { profile: "standard" } }, node.admin);
 			assert.equal(r.status, 200, r.text);
 			token[u] = await node.login(u, "Graph-Pass-1234");
 			uuid[u] = (await node.broker.call<Identity, { token: string }>("auth.resolve", { token: token[u] })).Uuid;
 		}
-		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/cells/team", Type: "COLLECTION" }, { Path: "common-files/cells/solo", Type: "COLLECTION" }], Recursive: true }, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/cells/team", Type: "COLLECTION" }, { Path: "common-files/cells/solo", Type: "COLLECTION" }], Recursive: true }, node.admin)).status, 200);
 		cell = await makeCell("team-cell", "common-files/cells/team", ["alice", "bob"]);
 		await makeCell("solo-cell", "common-files/cells/solo", ["alice"]);
 	});
-	after(() => node.stop());
 
 	it("relation: the cells and the groups two users have in common, by login or uuid", async () => {
 		for (const id of ["bob", uuid.bob]) {

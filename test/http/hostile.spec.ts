@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { connect, type Socket } from "node:net";
 import { request as httpRequest } from "node:http";
 import { crc32, deflateRawSync } from "node:zlib";
-import { startNode, type TestNode, type ApiResponse } from "../helpers/node";
+import { useNode, type ApiResponse } from "../helpers/node";
 import { craftZip } from "../helpers/crafted-zip";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -49,9 +49,20 @@ async function trickle(s: Socket, n: number, everyMs: number): Promise<void> {
 
 describe("HTTP: what a hostile user found (issue 7 §6)", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode({
+		env: {
+			TRUSTED_PROXIES: "127.0.0.1",
+			IP_BAN_THRESHOLD: "8",
+			IP_BAN_WINDOW: "60",
+			IP_BAN_DURATION: "600",
+			MAX_FAILED_LOGINS: "5",
+			LOGIN_DELAY_MAX: "1",
+			LOGIN_LOCK_DURATION: "3",
+			BODY_TIMEOUT: "2",
+			IDLE_TIMEOUT: "2",
+		},
+	});
 	let port: number;
-	let admin: string;
 	let alice: string;
 	let aliceUuid: string;
 
@@ -60,23 +71,9 @@ describe("HTTP: what a hostile user found (issue 7 §6)", function () {
 	const ioPut = (token: string, key: string, body: Buffer | string) => fetch(`${node.url}/io/${key}`, { method: "PUT", headers: { "X-Pydio-Bearer": token }, body: typeof body === "string" ? body : new Uint8Array(body) });
 
 	before(async () => {
-		node = await startNode({
-			env: {
-				TRUSTED_PROXIES: "127.0.0.1",
-				IP_BAN_THRESHOLD: "8",
-				IP_BAN_WINDOW: "60",
-				IP_BAN_DURATION: "600",
-				MAX_FAILED_LOGINS: "5",
-				LOGIN_DELAY_MAX: "1",
-				LOGIN_LOCK_DURATION: "3",
-				BODY_TIMEOUT: "2",
-				IDLE_TIMEOUT: "2",
-			},
-		});
 		port = Number(new URL(node.url).port);
-		admin = await node.login("admin", node.adminPassword);
 		for (const [login, password] of [["alice", "Alice-Pass-1234"], ["bob", "Bob-Pass-12345"], ["carol", "Carol-Pass-1234"]]) {
-			const r = await node.api("PUT", `/a/user/${login}`, { Password: password, Attributes: { profile: "standard" } }, admin);
+			const r = await node.api("PUT", `/a/user/${login}`, { Password: password, Attributes: { profile: "standard" } }, node.admin);
 			assert.equal(r.status, 200, r.text);
 		}
 		alice = await node.login("alice", "Alice-Pass-1234");
@@ -84,7 +81,6 @@ describe("HTTP: what a hostile user found (issue 7 §6)", function () {
 		assert.equal((await ioPut(alice, "common-files/hostile/doc.txt", "the document")).status, 200);
 		assert.equal((await ioPut(alice, "common-files/hostile/other.txt", "another file")).status, 200);
 	});
-	after(() => node?.stop());
 
 	describe("1. an IP ban refuses logins from the address, not the people behind it", () => {
 		const attacker = "203.0.113.66";
@@ -99,13 +95,13 @@ describe("HTTP: what a hostile user found (issue 7 §6)", function () {
 			assert.equal((await node.api("PUT", "/a/auth/reset-password-token/alice", {}, undefined, from(attacker))).status, 403);
 			assert.equal((await node.api("POST", "/a/auth/reset-password", { ResetPasswordToken: "x", UserLogin: "alice", NewPassword: "whatever-123" }, undefined, from(attacker))).status, 403);
 
-			assert.equal((await node.api("POST", "/a/policy", {}, admin, from(attacker))).status, 200, "an administrator's token from the banned address");
+			assert.equal((await node.api("POST", "/a/policy", {}, node.admin, from(attacker))).status, 200, "an administrator's token from the banned address");
 			assert.equal((await node.api("GET", "/a/frontend/bootconf", undefined, undefined, from(attacker))).status, 200, "anonymous boot data");
 			const io = await fetch(`${node.url}/io/common-files/hostile/doc.txt`, { headers: { "X-Pydio-Bearer": alice, ...from(attacker) } });
 			assert.equal(io.status, 200, "/io with a valid token");
 			assert.equal((await login("bob", "Bob-Pass-12345", "198.51.100.51")).status, 200, "another address logs in");
 
-			const bans = await node.api("GET", "/a/policy/ipbans", undefined, admin);
+			const bans = await node.api("GET", "/a/policy/ipbans", undefined, node.admin);
 			const ips = bans.body.Bans.map((b: { IP: string }) => b.IP);
 			assert.ok(ips.includes(attacker), JSON.stringify(ips));
 			assert.ok(!ips.includes("127.0.0.1"), "the proxy itself is not banned");
@@ -228,9 +224,9 @@ describe("HTTP: what a hostile user found (issue 7 §6)", function () {
 
 	describe("5. roles a caller may not assign", () => {
 		it("answers 403 for another user's or a group's role, instead of dropping it", async () => {
-			const bob = await node.api("GET", "/a/user/bob", undefined, admin);
-			assert.equal((await node.api("PUT", "/a/user/ops", { IsGroup: true, GroupPath: "/", GroupLabel: "ops" }, admin)).status, 200);
-			const ops = (await node.api("POST", "/a/user", { Queries: [{ NodeType: "GROUP", FullPath: "/ops" }] }, admin)).body.Groups[0];
+			const bob = await node.api("GET", "/a/user/bob", undefined, node.admin);
+			assert.equal((await node.api("PUT", "/a/user/ops", { IsGroup: true, GroupPath: "/", GroupLabel: "ops" }, node.admin)).status, 200);
+			const ops = (await node.api("POST", "/a/user", { Queries: [{ NodeType: "GROUP", FullPath: "/ops" }] }, node.admin)).body.Groups[0];
 			const me = await node.api("GET", "/a/user/alice", undefined, alice);
 			const shown = me.body.Roles.map((r: { Uuid: string }) => ({ Uuid: r.Uuid }));
 			for (const role of [bob.body.Uuid, ops.Uuid]) {
@@ -238,12 +234,12 @@ describe("HTTP: what a hostile user found (issue 7 §6)", function () {
 				assert.equal(r.status, 403, r.text);
 				assert.equal(r.body.Code, "role.not.assignable");
 			}
-			assert.equal((await node.api("PUT", "/a/role/hostile-team", { Label: "Team", IsTeam: true }, admin)).status, 200);
+			assert.equal((await node.api("PUT", "/a/role/hostile-team", { Label: "Team", IsTeam: true }, node.admin)).status, 200);
 			const team = await node.api("PUT", "/a/user/roles/alice", { Uuid: aliceUuid, Login: "alice", Roles: [...shown, { Uuid: "hostile-team" }] }, alice);
 			assert.equal(team.status, 403, "a role only administrators may give");
 			const same = await node.api("PUT", "/a/user/roles/alice", { Uuid: aliceUuid, Login: "alice", Roles: shown }, alice);
 			assert.equal(same.status, 200, "the roles she was shown, sent back, are no change");
-			const after = await node.api("GET", "/a/user/alice", undefined, admin);
+			const after = await node.api("GET", "/a/user/alice", undefined, node.admin);
 			assert.deepEqual(after.body.Roles.map((r: { Uuid: string }) => r.Uuid), me.body.Roles.map((r: { Uuid: string }) => r.Uuid));
 		});
 	});

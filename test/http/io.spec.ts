@@ -18,7 +18,7 @@ import {
 	ListBucketsCommand,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 import { s3Client } from "../helpers/s3";
 
@@ -26,17 +26,14 @@ const md5 = (b: Buffer) => createHash("md5").update(b).digest("hex");
 
 describe("HTTP: the /io S3 gateway", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let token: string;
 	let s3: S3Client;
 
 	before(async () => {
-		node = await startNode();
-		const admin = await node.login("admin", node.adminPassword);
-		token = await addUser(node, admin, "ivy", "Ivy-Pass-12345");
+		token = await addUser(node, node.admin, "ivy", "Ivy-Pass-12345");
 		s3 = s3Client(node, token);
 	});
-	after(() => node.stop());
 
 	it("puts an object that a stat finds at once, and gets it back whole and by range", async () => {
 		const body = Buffer.from("hello, cellar\n".repeat(1000));

@@ -5,7 +5,7 @@
 // reaches the SMTP server; the request `cec share` sends answers the link it prints. (The page itself in Chromium:
 // test/web/public-link.spec.ts.)
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { until } from "../helpers/poll";
 import { Relay } from "../helpers/smtp";
 import { addUsers, type TestUser } from "../helpers/users";
@@ -15,22 +15,20 @@ import type { PublicLinkInfo } from "../../lib/contracts/share";
 describe("Issue 9, done when: cells, a limited password link, feeds and live events, mail, cec share", function () {
 	this.timeout(60_000);
 	const relay = new Relay();
-	let node: TestNode;
+	before(() => relay.start());
+	const node = useNode(() => ({ env: { SMTP_URL: relay.url, MAIL_RETRY_DELAY: "1", MAIL_FROM: "Cellar <cellar@files.example.com>" } }));
 	let alice: TestUser;
 	let bob: TestUser;
 	let socket: WsClient;
 	let folder: string;
 
 	before(async () => {
-		await relay.start();
-		node = await startNode({ env: { SMTP_URL: relay.url, MAIL_RETRY_DELAY: "1", MAIL_FROM: "Cellar <cellar@files.example.com>" } });
-		({ alice, bob } = await addUsers(node, await node.login("admin", node.adminPassword), ["alice", "bob"]));
+		({ alice, bob } = await addUsers(node, node.admin, ["alice", "bob"]));
 		assert.equal((await node.io("PUT", "personal-files/project/plan.txt", alice.token, "the plan")).status, 200);
 		folder = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("personal-files/project")}`, undefined, alice.token)).body.Node.Uuid;
 	});
 	after(async () => {
 		socket?.close();
-		await node.stop();
 		await relay.stop();
 	});
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { ServiceBroker } from "moleculer";
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { startNode, type ApiResponse, type TestNode } from "../helpers/node";
+import { useNode, type ApiResponse, type TestNode } from "../helpers/node";
 import { FINAL, finished, job, startJob, tasks, waitTask } from "../helpers/jobs";
 
 type Api = TestNode["api"];
@@ -66,16 +66,13 @@ async function makeZip(fill: (z: ZipWriter) => Promise<void>): Promise<Buffer> {
 
 describe("HTTP: user jobs", function () {
 	this.timeout(90_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let jo: string;
 	let kim: string;
 	let s3: S3Client;
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		for (const u of ["jo", "kim"]) assert.equal((await node.api("PUT", `/a/user/${u}`, { Password: `${u}-Pass-12345`, Attributes: { profile: "standard" } }, admin)).status, 200);
+		for (const u of ["jo", "kim"]) assert.equal((await node.api("PUT", `/a/user/${u}`, { Password: `${u}-Pass-12345`, Attributes: { profile: "standard" } }, node.admin)).status, 200);
 		jo = await node.login("jo", "jo-Pass-12345");
 		kim = await node.login("kim", "kim-Pass-12345");
 		s3 = s3For(node, jo);
@@ -84,7 +81,6 @@ describe("HTTP: user jobs", function () {
 		await put(s3, "common-files/jobs/src/sub/c.txt", "charlie ".repeat(10_000));
 		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/jobs/dst", Type: "COLLECTION" }] }, jo)).status, 200);
 	});
-	after(() => node.stop());
 
 	it("copies files and folders, renaming on a name clash", async () => {
 		const { jobId, task } = await finished(node.api, jo, "copy", { nodes: ["common-files/jobs/src/a.txt", "common-files/jobs/src/sub"], target: "common-files/jobs/dst", targetParent: true });
@@ -96,7 +92,7 @@ describe("HTTP: user jobs", function () {
 		// Again: the copy gets a free name.
 		const again = await finished(node.api, jo, "copy", { nodes: ["/common-files/jobs/src/a.txt"], target: "/common-files/jobs/dst", targetParent: true });
 		assert.equal((await get(s3, "common-files/jobs/dst/a-1.txt")).toString(), "alpha");
-		const logs = await logsOf(node.api, admin, `+OperationUuid:"${again.jobId}-${again.task.ID.slice(0, 8)}*"`);
+		const logs = await logsOf(node.api, node.admin, `+OperationUuid:"${again.jobId}-${again.task.ID.slice(0, 8)}*"`);
 		assert.ok(logs.some((l) => /a-1\.txt \(common-files\/jobs\/dst\/a\.txt already exists\)/.test(l.Msg)), JSON.stringify(logs));
 		// targetParent false: the target is the new path.
 		await finished(node.api, jo, "copy", { nodes: ["common-files/jobs/src/a.txt"], target: "common-files/jobs/dst/renamed.txt" });
@@ -227,7 +223,7 @@ describe("HTTP: user jobs", function () {
 		assert.equal((await node.api("POST", "/a/jobs/user", {}, kim)).body.Jobs, undefined);
 		// A standard user cannot see others' jobs, even when asking.
 		assert.equal((await node.api("POST", "/a/jobs/user", { Owner: "jo" }, kim)).body.Jobs, undefined);
-		const all = await node.api("POST", "/a/jobs/user", { Owner: "*" }, admin);
+		const all = await node.api("POST", "/a/jobs/user", { Owner: "*" }, node.admin);
 		assert.ok(all.body.Jobs.some((j: { Owner: string }) => j.Owner === "jo"));
 		const running = await node.api("POST", "/a/jobs/user", { LoadTasks: "Running" }, jo);
 		assert.ok(running.body.Jobs.every((j: { Tasks?: unknown[] }) => !j.Tasks));
@@ -242,19 +238,19 @@ describe("HTTP: user jobs", function () {
 
 	it("serves task logs by job, task and operation, paginated; users see only their own jobs' logs", async () => {
 		const { jobId, task } = await finished(node.api, jo, "copy", { nodes: ["common-files/jobs/src/a.txt", "common-files/jobs/src/sub"], target: "personal-files", targetParent: true });
-		const byOp = await logsOf(node.api, admin, `+OperationUuid:"${jobId}-${task.ID.slice(0, 8)}*"`);
+		const byOp = await logsOf(node.api, node.admin, `+OperationUuid:"${jobId}-${task.ID.slice(0, 8)}*"`);
 		assert.ok(byOp.length >= 4, JSON.stringify(byOp));
 		assert.ok(byOp.every((l) => l.SchedulerJobUuid === jobId && l.SchedulerTaskUuid === task.ID && l.UserName === "jo" && typeof l.Ts === "number"));
 		assert.ok(byOp[0].Ts >= byOp[byOp.length - 1].Ts); // newest first
 		assert.match(byOp[byOp.length - 1].Msg, /^Started: Copy 2 items/);
-		assert.deepEqual((await logsOf(node.api, admin, `+SchedulerJobUuid:"${jobId}"`)).map((l) => l.Msg), byOp.map((l) => l.Msg));
-		assert.equal((await logsOf(node.api, admin, `+SchedulerTaskUuid:"${task.ID}"`)).length, byOp.length);
-		assert.equal((await logsOf(node.api, admin, `OperationUuid:"${jobId}*"`)).length, byOp.length);
-		assert.equal((await logsOf(node.api, admin, `+SchedulerJobUuid:"${jobId}" +Level:error`)).length, 0);
-		const page = await logsOf(node.api, admin, `+SchedulerJobUuid:"${jobId}"`, { Page: 1, Size: 2 });
+		assert.deepEqual((await logsOf(node.api, node.admin, `+SchedulerJobUuid:"${jobId}"`)).map((l) => l.Msg), byOp.map((l) => l.Msg));
+		assert.equal((await logsOf(node.api, node.admin, `+SchedulerTaskUuid:"${task.ID}"`)).length, byOp.length);
+		assert.equal((await logsOf(node.api, node.admin, `OperationUuid:"${jobId}*"`)).length, byOp.length);
+		assert.equal((await logsOf(node.api, node.admin, `+SchedulerJobUuid:"${jobId}" +Level:error`)).length, 0);
+		const page = await logsOf(node.api, node.admin, `+SchedulerJobUuid:"${jobId}"`, { Page: 1, Size: 2 });
 		assert.deepEqual(page.map((l) => l.Msg), byOp.slice(2, 4).map((l) => l.Msg));
-		assert.equal((await node.api("POST", "/a/jobs/tasks/logs", { Query: "+Nope:1" }, admin)).status, 400);
-		assert.equal((await node.api("POST", "/a/jobs/tasks/logs", { Query: "+SchedulerJobUuid:x", Format: "CSV" }, admin)).status, 400);
+		assert.equal((await node.api("POST", "/a/jobs/tasks/logs", { Query: "+Nope:1" }, node.admin)).status, 400);
+		assert.equal((await node.api("POST", "/a/jobs/tasks/logs", { Query: "+SchedulerJobUuid:x", Format: "CSV" }, node.admin)).status, 400);
 		// Cells' default REST policies keep /jobs/tasks/* for administrators; the service itself filters by owner.
 		assert.equal((await node.api("POST", "/a/jobs/tasks/logs", { Query: "" }, jo)).status, 403);
 		const as = async (token: string) => ({ user: await node.broker.call("auth.resolve", { token }) });
@@ -304,7 +300,7 @@ describe("HTTP: user jobs", function () {
 		assert.equal(still.Status, "Paused");
 		assert.ok((still.Progress ?? 0) < 1);
 		assert.equal((await node.api("PUT", "/a/jobs/user", { Cmd: "Delete", JobId: jobId }, jo)).status, 400);
-		assert.equal((await node.api("PUT", "/a/jobs/user", { Cmd: "Resume", JobId: jobId }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/jobs/user", { Cmd: "Resume", JobId: jobId }, node.admin)).status, 200);
 		const done = await waitTask(node.api, jo, jobId);
 		assert.equal(done.Status, "Finished", done.StatusMessage);
 	});
@@ -321,7 +317,7 @@ describe("HTTP: user jobs", function () {
 		assert.equal((await job(node.api, jo, "compress", { nodes: ["common-files/jobs/src"], archiveName: "common-files/a.rar", format: "rar" })).status, 400);
 		assert.equal((await job(node.api, jo, "extract", { node: "common-files/jobs/src/a.txt", format: "tar" })).status, 400);
 		assert.equal((await job(node.api, jo, "datasource-resync", { dsName: "pydiods1" })).status, 403);
-		assert.equal((await job(node.api, admin, "datasource-resync", { dsName: "nosuchds" })).status, 404);
+		assert.equal((await job(node.api, node.admin, "datasource-resync", { dsName: "nosuchds" })).status, 404);
 		// A zip-slip archive is refused before anything is written.
 		const evil = await makeZip(async (z) => {
 			await z.addFile("fine.txt", "ok");
@@ -340,13 +336,13 @@ describe("HTTP: user jobs", function () {
 	it("lets admins delete tasks by id or status", async () => {
 		const { jobId, task } = await finished(node.api, jo, "copy", { nodes: ["common-files/jobs/src/a.txt"], target: "common-files/jobs/dst", targetParent: true });
 		assert.equal((await node.api("POST", "/a/jobs/tasks/delete", { TaskID: [task.ID] }, jo)).status, 403);
-		assert.equal((await node.api("POST", "/a/jobs/tasks/delete", {}, admin)).status, 400);
-		const del = await node.api("POST", "/a/jobs/tasks/delete", { JobId: jobId, TaskID: [task.ID] }, admin);
+		assert.equal((await node.api("POST", "/a/jobs/tasks/delete", {}, node.admin)).status, 400);
+		const del = await node.api("POST", "/a/jobs/tasks/delete", { JobId: jobId, TaskID: [task.ID] }, node.admin);
 		assert.equal(del.status, 200, del.text);
 		assert.deepEqual(del.body.Deleted, [task.ID]);
 		assert.deepEqual(await tasks(node.api, jo, jobId), []);
-		assert.equal((await logsOf(node.api, admin, `+SchedulerTaskUuid:"${task.ID}"`)).length, 0);
-		const byStatus = await node.api("POST", "/a/jobs/tasks/delete", { Status: ["Interrupted"] }, admin);
+		assert.equal((await logsOf(node.api, node.admin, `+SchedulerTaskUuid:"${task.ID}"`)).length, 0);
+		const byStatus = await node.api("POST", "/a/jobs/tasks/delete", { Status: ["Interrupted"] }, node.admin);
 		assert.equal(byStatus.status, 200);
 	});
 });

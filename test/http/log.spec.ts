@@ -4,7 +4,7 @@
 // time bucket; only administrators may read any of it; a query the server does not understand is a 400.
 import assert from "node:assert/strict";
 import type { Service } from "moleculer";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 import { until as poll } from "../helpers/poll";
 import { LogShipper } from "../../lib/logs/shipper";
@@ -14,19 +14,15 @@ const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 8000) => 
 
 describe("Logs and audit (/a/log)", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode({ logger: new LogShipper({ level: "info", bufferSize: 1000, batchSize: 50, flushMs: 50 }) });
 	let bob: string;
 	const marker = `marker${Date.now()}`;
 
 	before(async () => {
-		node = await startNode({ logger: new LogShipper({ level: "info", bufferSize: 1000, batchSize: 50, flushMs: 50 }) });
-		admin = await node.login("admin", node.adminPassword);
-		bob = await addUser(node, admin, "bob", "Bob-Pass-12345");
+		bob = await addUser(node, node.admin, "bob", "Bob-Pass-12345");
 	});
-	after(() => node?.stop());
 
-	const sys = (Query: string, extra: Record<string, unknown> = {}) => node.api("POST", "/a/log/sys", { Query, ...extra }, admin);
+	const sys = (Query: string, extra: Record<string, unknown> = {}) => node.api("POST", "/a/log/sys", { Query, ...extra }, node.admin);
 
 	it("ships a node's log lines to the log service, queryable by level, logger, node, text and time", async () => {
 		const users = node.broker.getLocalService("users") as Service;
@@ -66,10 +62,10 @@ describe("Logs and audit (/a/log)", function () {
 	it("ships at the level the configuration tree sets, and back at its own when it is removed", async () => {
 		const users = node.broker.getLocalService("users") as Service;
 		const setLevel = async (data: Record<string, string>, level: string) => {
-			assert.equal((await node.api("PUT", "/a/config/services/config", { Data: JSON.stringify(data) }, admin)).status, 200);
+			assert.equal((await node.api("PUT", "/a/config/services/config", { Data: JSON.stringify(data) }, node.admin)).status, 200);
 			// Applied on config.changed: the node's registry entry tells when.
 			await until(`log level ${level}`, async () => {
-				const r = await node.api("POST", "/a/config/registry", { options: { types: ["NODE"] } }, admin);
+				const r = await node.api("POST", "/a/config/registry", { options: { types: ["NODE"] } }, node.admin);
 				return r.body.items[0].metadata.logLevel === level ? true : undefined;
 			});
 		};
@@ -91,7 +87,7 @@ describe("Logs and audit (/a/log)", function () {
 		const r = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login: "mallory", password: "wrong-password-1" } }, undefined, { "User-Agent": "audit-test/1.0" });
 		assert.equal(r.status, 401);
 		const entry = await until("the login.failed entry", async () => {
-			const a = await node.api("POST", "/a/log/audit", { Query: "+MsgId:login.failed +UserName:mallory" }, admin);
+			const a = await node.api("POST", "/a/log/audit", { Query: "+MsgId:login.failed +UserName:mallory" }, node.admin);
 			assert.equal(a.status, 200, a.text);
 			return a.body.Logs?.[0];
 		});
@@ -100,21 +96,21 @@ describe("Logs and audit (/a/log)", function () {
 		assert.equal(entry.UserAgent, "audit-test/1.0");
 		assert.match(entry.Msg, /mallory failed to log in from .*127\.0\.0\.1/);
 		// Successful logins are there too (bob's, in before()).
-		const ok = await node.api("POST", "/a/log/audit", { Query: "+MsgId:login.succeeded +UserName:bob" }, admin);
+		const ok = await node.api("POST", "/a/log/audit", { Query: "+MsgId:login.succeeded +UserName:bob" }, node.admin);
 		assert.ok(ok.body.Logs.length >= 1);
 	});
 
 	it("keeps who changed roles, users, permissions and files, from which address", async () => {
-		assert.equal((await node.api("PUT", "/a/role/audit-team", { Label: "Audit team", IsTeam: true }, admin)).status, 200);
-		assert.equal((await node.api("PUT", "/a/acl", { RoleID: "audit-team", WorkspaceID: "audit-ws", Action: { Name: "read", Value: "1" } }, admin)).status, 200);
-		assert.equal((await node.api("DELETE", "/a/role/audit-team", undefined, admin)).status, 200);
-		assert.equal((await node.api("PUT", "/a/user/carol", { Password: "Carol-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		assert.equal((await node.api("DELETE", "/a/user/carol", undefined, admin)).status, 200);
-		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/audit-doomed", Type: "COLLECTION" }] }, admin)).status, 200);
-		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files/audit-doomed" }] }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/role/audit-team", { Label: "Audit team", IsTeam: true }, node.admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/acl", { RoleID: "audit-team", WorkspaceID: "audit-ws", Action: { Name: "read", Value: "1" } }, node.admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/role/audit-team", undefined, node.admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/carol", { Password: "Carol-Pass-12345", Attributes: { profile: "standard" } }, node.admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/user/carol", undefined, node.admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/audit-doomed", Type: "COLLECTION" }] }, node.admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/tree/delete", { Nodes: [{ Path: "common-files/audit-doomed" }] }, node.admin)).status, 200);
 		const want = ["role.update", "acl.update", "role.delete", "user.delete", "node.delete"];
 		const got = await until("the audit entries", async () => {
-			const r = await node.api("POST", "/a/log/audit", { Query: "+UserName:admin -MsgId:login.*" }, admin);
+			const r = await node.api("POST", "/a/log/audit", { Query: "+UserName:admin -MsgId:login.*" }, node.admin);
 			const ids = (r.body.Logs ?? []).map((l: { MsgId: string }) => l.MsgId);
 			return want.every((w) => ids.includes(w)) ? r.body.Logs : undefined;
 		});
@@ -125,30 +121,30 @@ describe("Logs and audit (/a/log)", function () {
 		assert.equal(byId("acl.update").WsUuid, "audit-ws");
 		for (const l of got) assert.match(l.RemoteAddress, /127\.0\.0\.1/);
 		// An administrator obtaining a token that acts as bob (the tokens service's audit.log).
-		assert.equal((await node.api("POST", "/a/auth/token/impersonate", { UserLogin: "bob" }, admin)).status, 200);
-		const imp = await until("the impersonation entry", async () => (await node.api("POST", "/a/log/audit", { Query: "+MsgId:token.impersonate" }, admin)).body.Logs?.[0]);
+		assert.equal((await node.api("POST", "/a/auth/token/impersonate", { UserLogin: "bob" }, node.admin)).status, 200);
+		const imp = await until("the impersonation entry", async () => (await node.api("POST", "/a/log/audit", { Query: "+MsgId:token.impersonate" }, node.admin)).body.Logs?.[0]);
 		assert.match(imp.Msg, /^admin obtained an impersonation token for bob from .*127\.0\.0\.1/);
 		assert.equal(imp.Logger, "tokens");
 		assert.equal(JSON.parse(imp.JsonZaps).Target, "bob");
 		// Share changes (broadcast by the share service to every instance) are kept once, with the caller.
 		const meta = { user: { Login: "admin", Uuid: "admin-uuid" }, ip: "192.0.2.7" };
 		await node.broker.broadcast("share.changed", { Uuid: "cell-1", Scope: "ROOM", Action: "create", OwnerUuid: "admin-uuid" } satisfies ShareChange, { meta });
-		const share = await until("the share entry", async () => (await node.api("POST", "/a/log/audit", { Query: "+MsgId:share.changed +WsUuid:cell-1" }, admin)).body.Logs?.[0]);
+		const share = await until("the share entry", async () => (await node.api("POST", "/a/log/audit", { Query: "+MsgId:share.changed +WsUuid:cell-1" }, node.admin)).body.Logs?.[0]);
 		assert.equal(share.Msg, "admin changed share cell cell-1 from 192.0.2.7: create");
 		// A real cell, shared through the share service: its creation is in the trail with who and from where.
-		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/audit-shared", Type: "COLLECTION" }] }, admin)).status, 200);
-		const folder = (await node.api("GET", "/a/tree/stat/common-files%2Faudit-shared", undefined, admin)).body.Node.Uuid;
-		const cell = await node.api("PUT", "/a/share/cell", { Room: { Label: "Audited cell", RootNodes: [{ Uuid: folder }], ACLs: {} } }, admin);
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/audit-shared", Type: "COLLECTION" }] }, node.admin)).status, 200);
+		const folder = (await node.api("GET", "/a/tree/stat/common-files%2Faudit-shared", undefined, node.admin)).body.Node.Uuid;
+		const cell = await node.api("PUT", "/a/share/cell", { Room: { Label: "Audited cell", RootNodes: [{ Uuid: folder }], ACLs: {} } }, node.admin);
 		assert.equal(cell.status, 200, cell.text);
-		const real = await until("the cell's entry", async () => (await node.api("POST", "/a/log/audit", { Query: `+MsgId:share.changed +WsUuid:${cell.body.Uuid}` }, admin)).body.Logs?.[0]);
+		const real = await until("the cell's entry", async () => (await node.api("POST", "/a/log/audit", { Query: `+MsgId:share.changed +WsUuid:${cell.body.Uuid}` }, node.admin)).body.Logs?.[0]);
 		assert.match(real.Msg, /^admin changed share cell .* from .*127\.0\.0\.1: create/);
 		// The chart counts them by event id.
-		const chart = await node.api("POST", "/a/log/audit/chartdata", { MsgId: "user.delete", TimeRangeType: "H" }, admin);
+		const chart = await node.api("POST", "/a/log/audit/chartdata", { MsgId: "user.delete", TimeRangeType: "H" }, node.admin);
 		assert.ok(chart.body.Results[11].Count >= 1);
 	});
 
 	it("exports the whole result as CSV or JSON, streamed with a file name", async () => {
-		const csv = await node.api("POST", "/a/log/sys/export", { Query: `+Msg:${marker}*`, Format: "CSV", Size: 1 }, admin);
+		const csv = await node.api("POST", "/a/log/sys/export", { Query: `+Msg:${marker}*`, Format: "CSV", Size: 1 }, node.admin);
 		assert.equal(csv.status, 200);
 		assert.match(csv.headers.get("content-type") ?? "", /^text\/csv/);
 		assert.match(csv.headers.get("content-disposition") ?? "", /^attachment; filename="system-log-.*\.csv"$/);
@@ -157,20 +153,20 @@ describe("Logs and audit (/a/log)", function () {
 		assert.equal(lines.length, 3, "header and both lines: Size does not page an export");
 		assert.ok(lines.some((l) => l.includes(`${marker} disk exploded`)));
 
-		const json = await node.api("POST", "/a/log/audit/export", { Query: "+MsgId:login.failed", Format: "JSON" }, admin);
+		const json = await node.api("POST", "/a/log/audit/export", { Query: "+MsgId:login.failed", Format: "JSON" }, node.admin);
 		assert.equal(json.status, 200);
 		assert.match(json.headers.get("content-type") ?? "", /^application\/json/);
 		assert.match(json.headers.get("content-disposition") ?? "", /filename="audit-log-.*\.json"/);
 		assert.ok(json.body.Logs.some((l: { UserName?: string }) => l.UserName === "mallory"));
 
-		const xlsx = await node.api("POST", "/a/log/sys/export", { Format: "XLSX" }, admin);
+		const xlsx = await node.api("POST", "/a/log/sys/export", { Format: "XLSX" }, node.admin);
 		assert.equal(xlsx.status, 400);
 		assert.match(xlsx.body.Title, /XLSX/);
 	});
 
 	it("counts audit events per time bucket, with links to the neighbouring ranges", async () => {
 		const now = Math.floor(Date.now() / 1000);
-		const r = await node.api("POST", "/a/log/audit/chartdata", { MsgId: "login.failed", TimeRangeType: "D", RefTime: now }, admin);
+		const r = await node.api("POST", "/a/log/audit/chartdata", { MsgId: "login.failed", TimeRangeType: "D", RefTime: now }, node.admin);
 		assert.equal(r.status, 200, r.text);
 		assert.equal(r.body.Results.length, 24);
 		const last = r.body.Results[23];
@@ -181,15 +177,15 @@ describe("Logs and audit (/a/log)", function () {
 		assert.deepEqual(r.body.Links.map((l: { Rel: string }) => l.Rel), ["FIRST", "PREV", "LAST"]);
 		// A day back: nothing then, and a NEXT link.
 		const prev = r.body.Links[1].RefTime;
-		const back = await node.api("POST", "/a/log/audit/chartdata", { MsgId: "login.failed", TimeRangeType: "D", RefTime: prev }, admin);
+		const back = await node.api("POST", "/a/log/audit/chartdata", { MsgId: "login.failed", TimeRangeType: "D", RefTime: prev }, node.admin);
 		assert.ok(back.body.Results.every((p: { Count?: number }) => !p.Count));
 		assert.ok(back.body.Links.some((l: { Rel: string }) => l.Rel === "NEXT"));
 		for (const t of ["H", "W", "M", "Y"]) {
-			const x = await node.api("POST", "/a/log/audit/chartdata", { TimeRangeType: t }, admin);
+			const x = await node.api("POST", "/a/log/audit/chartdata", { TimeRangeType: t }, node.admin);
 			assert.equal(x.status, 200, t);
 			assert.equal(x.body.Results.length, { H: 12, W: 7, M: 30, Y: 12 }[t]);
 		}
-		assert.equal((await node.api("POST", "/a/log/audit/chartdata", { TimeRangeType: "Q" }, admin)).status, 400);
+		assert.equal((await node.api("POST", "/a/log/audit/chartdata", { TimeRangeType: "Q" }, node.admin)).status, 400);
 	});
 
 	it("answers 403 to a logged-in user who is not an administrator, 401 without credentials", async () => {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { Relay } from "../helpers/smtp";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode, startNode, type TestNode } from "../helpers/node";
 import type { MailQueueRepo } from "../../lib/db/mail-queue";
 import type { MailMessage } from "../../lib/mail/transport";
 
@@ -206,11 +206,7 @@ describe("HTTP: mailer", function () {
 
 describe("HTTP: mailer without SMTP_URL", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	before(async () => {
-		node = await startNode({ env: { SMTP_URL: "" } });
-	});
-	after(() => node.stop());
+	const node = useNode({ env: { SMTP_URL: "" } });
 
 	it("writes each mail as an .eml file to DATA_DIR/outbox", async () => {
 		const admin = await node.login("admin", node.adminPassword);

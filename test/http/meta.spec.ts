@@ -1,19 +1,16 @@
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 
 describe("HTTP: node metadata", function () {
 	this.timeout(30_000);
-	let node: TestNode;
+	const node = useNode();
 	let user: string;
 
 	before(async () => {
-		node = await startNode();
-		const admin = await node.login("admin", node.adminPassword);
-		await node.api("PUT", "/a/user/meta-user", { Password: "Meta-Pass-1234", Attributes: { profile: "standard" } }, admin);
+		await node.api("PUT", "/a/user/meta-user", { Password: "Meta-Pass-1234", Attributes: { profile: "standard" } }, node.admin);
 		user = await node.login("meta-user", "Meta-Pass-1234");
 		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/m/doc.txt", Type: "LEAF" }], Recursive: true }, user)).status, 200);
 	});
-	after(() => node.stop());
 
 	it("sets, gets and deletes metadata on a node", async () => {
 		const set = await node.api("POST", "/a/meta/set/common-files/m/doc.txt", { Metadatas: [{ Namespace: "usermeta-color", JsonMeta: '"blue"' }, { Namespace: "rating", JsonMeta: "5" }] }, user);

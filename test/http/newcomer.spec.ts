@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { startProc } from "../helpers/cluster";
 
 function freePort(): Promise<number> {
@@ -22,14 +22,7 @@ function freePort(): Promise<number> {
 
 describe("HTTP: what a newcomer sends", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
-
-	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-	});
-	after(() => node.stop());
+	const node = useNode();
 
 	it("reads a body sent as a form (curl -d) as JSON when it parses, and says so when it does not", async () => {
 		const form = { "Content-Type": "application/x-www-form-urlencoded" };
@@ -37,15 +30,15 @@ describe("HTTP: what a newcomer sends", function () {
 		assert.equal(login.status, 200, await login.clone().text());
 		assert.ok(((await login.json()) as { JWT?: string }).JWT);
 		// The query is used, not ignored: a search for a name that matches nothing finds nothing.
-		const search = await fetch(`${node.url}/a/search/nodes`, { method: "POST", headers: { ...form, Authorization: `Bearer ${admin}` }, body: JSON.stringify({ Query: { FileName: "no-such-file-anywhere" } }) });
+		const search = await fetch(`${node.url}/a/search/nodes`, { method: "POST", headers: { ...form, Authorization: `Bearer ${node.admin}` }, body: JSON.stringify({ Query: { FileName: "no-such-file-anywhere" } }) });
 		assert.equal(search.status, 200);
 		const found = (await search.json()) as { Results?: unknown[]; Total?: number };
 		assert.ok(!found.Results?.length);
 		// No Content-Type at all (a Blob without type).
-		const bare = await fetch(`${node.url}/a/user`, { method: "POST", headers: { Authorization: `Bearer ${admin}` }, body: new Blob([JSON.stringify({ Queries: [{ Login: "admin" }] })]) });
+		const bare = await fetch(`${node.url}/a/user`, { method: "POST", headers: { Authorization: `Bearer ${node.admin}` }, body: new Blob([JSON.stringify({ Queries: [{ Login: "admin" }] })]) });
 		assert.equal(bare.status, 200);
 		assert.equal(((await bare.json()) as { Users: { Login: string }[] }).Users[0].Login, "admin");
-		const broken = await fetch(`${node.url}/a/user`, { method: "POST", headers: { ...form, Authorization: `Bearer ${admin}` }, body: "Queries=admin" });
+		const broken = await fetch(`${node.url}/a/user`, { method: "POST", headers: { ...form, Authorization: `Bearer ${node.admin}` }, body: "Queries=admin" });
 		assert.equal(broken.status, 400);
 		const err = (await broken.json()) as { Code: string; Title: string };
 		assert.ok(err.Code && err.Title, JSON.stringify(err));
@@ -53,7 +46,7 @@ describe("HTTP: what a newcomer sends", function () {
 
 	it("shows a standard user only other users' public attributes (no failed logins, no lock state)", async () => {
 		for (const [login, name] of [["alice", "Alice A"], ["bob", "Bob B"]]) {
-			const r = await node.api("PUT", `/a/user/${login}`, { Password: `${login}-Pass-1234`, Attributes: { profile: "standard", displayName: name, email: `${login}@example.org` } }, admin);
+			const r = await node.api("PUT", `/a/user/${login}`, { Password: `${login}-Pass-1234`, Attributes: { profile: "standard", displayName: name, email: `${login}@example.org` } }, node.admin);
 			assert.equal(r.status, 200, r.text);
 		}
 		const wrong = await node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login: "alice", password: "wrong-password" } });
@@ -65,18 +58,18 @@ describe("HTTP: what a newcomer sends", function () {
 		// Their own record, and an administrator's view, keep everything.
 		const self = await node.api("POST", "/a/user", { Queries: [{ Login: "bob" }] }, bob);
 		assert.equal(self.body.Users[0].Attributes.email, "bob@example.org");
-		const byAdmin = await node.api("GET", "/a/user/alice", undefined, admin);
+		const byAdmin = await node.api("GET", "/a/user/alice", undefined, node.admin);
 		assert.equal(byAdmin.body.Attributes.failedConnections, "1");
 		assert.equal((await node.api("GET", "/a/user/alice", undefined, bob)).body.Attributes.failedConnections, undefined);
 	});
 
 	it("searches without regard to accents or case: resume finds Résumé, cafe finds a text saying Café", async () => {
 		for (const [path, body] of [["common-files/cv/Résumé 2026.txt", "Worked at the Café de Flore"], ["common-files/cv/resume-old.txt", "plain"], ["common-files/cv/other.txt", "nothing here"]]) {
-			const r = await fetch(`${node.url}/io/${encodeURI(path)}`, { method: "PUT", headers: { "X-Pydio-Bearer": admin }, body });
+			const r = await fetch(`${node.url}/io/${encodeURI(path)}`, { method: "PUT", headers: { "X-Pydio-Bearer": node.admin }, body });
 			assert.equal(r.status, 200, await r.text());
 		}
 		const paths = async (Query: Record<string, unknown>) => {
-			const r = await node.api("POST", "/a/search/nodes", { Query }, admin);
+			const r = await node.api("POST", "/a/search/nodes", { Query }, node.admin);
 			assert.equal(r.status, 200, r.text);
 			return ((r.body.Results ?? []) as { Path: string }[]).map((n) => n.Path).sort();
 		};
@@ -92,11 +85,11 @@ describe("HTTP: what a newcomer sends", function () {
 	it("reaches the same route with a trailing slash", async () => {
 		const r = await node.api("POST", "/a/frontend/session/", { AuthInfo: { type: "credentials", login: "admin", password: node.adminPassword } });
 		assert.equal(r.status, 200, r.text);
-		const state = await node.api("GET", "/a/frontend/state/", undefined, admin);
+		const state = await node.api("GET", "/a/frontend/state/", undefined, node.admin);
 		assert.equal(state.status, 200);
-		const ws = await node.api("GET", "/a/workspace/?x=1", undefined, admin);
+		const ws = await node.api("GET", "/a/workspace/?x=1", undefined, node.admin);
 		assert.notEqual(ws.status, 401);
-		assert.equal((await node.api("GET", "/a/no/such/route/", undefined, admin)).status, 404);
+		assert.equal((await node.api("GET", "/a/no/such/route/", undefined, node.admin)).status, 404);
 	});
 });
 

@@ -2,27 +2,23 @@
 // folder tree (later edits of the source leave them unchanged), listed by GET /a/templates and used by
 // POST /a/tree/create; metadata templates (GET/PUT/DELETE /a/templates/meta). Writes are the admin's.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 
 const enc = (p: string) => encodeURIComponent(p);
 
 describe("HTTP: node and metadata templates", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let alice: string;
 	let folderTpl: string;
 	let fileTpl: string;
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		alice = await addUser(node, admin, "alice", "Alice-Pass-1234");
+		alice = await addUser(node, node.admin, "alice", "Alice-Pass-1234");
 	});
-	after(() => node.stop());
 
-	const put = async (path: string, body: string, token = admin) => {
+	const put = async (path: string, body: string, token = node.admin) => {
 		const r = await fetch(`${node.url}/io/${path.split("/").map(enc).join("/")}`, { method: "PUT", headers: { "X-Pydio-Bearer": token }, body });
 		assert.equal(r.status, 200, path);
 	};
@@ -32,7 +28,7 @@ describe("HTTP: node and metadata templates", function () {
 		return r.text();
 	};
 	const uuidOf = async (path: string) => {
-		const s = await node.api("GET", `/a/tree/stat/${enc(path)}`, undefined, admin);
+		const s = await node.api("GET", `/a/tree/stat/${enc(path)}`, undefined, node.admin);
 		assert.equal(s.status, 200, s.text);
 		return s.body.Node.Uuid as string;
 	};
@@ -40,20 +36,20 @@ describe("HTTP: node and metadata templates", function () {
 	it("makes templates from a folder tree and from a file, admin only", async () => {
 		await put("common-files/skeleton/README.md", "# Project");
 		await put("common-files/skeleton/docs/plan.txt", "plan v1");
-		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/skeleton/empty", Type: "COLLECTION" }] }, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/skeleton/empty", Type: "COLLECTION" }] }, node.admin)).status, 200);
 		await put("common-files/letter.txt", "Dear …");
 		const folder = await uuidOf("common-files/skeleton");
 
 		const refused = await node.api("POST", "/a/templates/node", { RefNodeUuid: folder, TplLabel: "Project" }, alice);
 		assert.equal(refused.status, 403, refused.text);
-		assert.equal((await node.api("POST", "/a/templates/node", {}, admin)).status, 400);
-		assert.equal((await node.api("POST", "/a/templates/node", { RefNodeUuid: "no-such-node" }, admin)).status, 404);
+		assert.equal((await node.api("POST", "/a/templates/node", {}, node.admin)).status, 400);
+		assert.equal((await node.api("POST", "/a/templates/node", { RefNodeUuid: "no-such-node" }, node.admin)).status, 404);
 
-		const r = await node.api("POST", "/a/templates/node", { RefNodeUuid: folder, TplLabel: "Project" }, admin);
+		const r = await node.api("POST", "/a/templates/node", { RefNodeUuid: folder, TplLabel: "Project" }, node.admin);
 		assert.equal(r.status, 200, r.text);
 		assert.equal(r.body.Success, true);
 		folderTpl = r.body.TemplateUuid;
-		const f = await node.api("POST", "/a/templates/node", { RefNodeUuid: await uuidOf("common-files/letter.txt") }, admin);
+		const f = await node.api("POST", "/a/templates/node", { RefNodeUuid: await uuidOf("common-files/letter.txt") }, node.admin);
 		assert.equal(f.status, 200, f.text);
 		fileTpl = f.body.TemplateUuid;
 
@@ -96,12 +92,12 @@ describe("HTTP: node and metadata templates", function () {
 
 	it("deletes a node template (admin only); built-ins cannot be deleted", async () => {
 		assert.equal((await node.api("DELETE", `/a/templates/node/${folderTpl}`, undefined, alice)).status, 403);
-		const builtIn = await node.api("DELETE", `/a/templates/node/${enc("01-Microsoft Word.docx")}`, undefined, admin);
+		const builtIn = await node.api("DELETE", `/a/templates/node/${enc("01-Microsoft Word.docx")}`, undefined, node.admin);
 		assert.equal(builtIn.status, 403, builtIn.text);
-		const d = await node.api("DELETE", `/a/templates/node/${folderTpl}`, undefined, admin);
+		const d = await node.api("DELETE", `/a/templates/node/${folderTpl}`, undefined, node.admin);
 		assert.equal(d.status, 200, d.text);
 		assert.equal(d.body.Success, true);
-		assert.equal((await node.api("DELETE", `/a/templates/node/${folderTpl}`, undefined, admin)).status, 404);
+		assert.equal((await node.api("DELETE", `/a/templates/node/${folderTpl}`, undefined, node.admin)).status, 404);
 		const list = await node.api("GET", "/a/templates", undefined, alice);
 		assert.ok(!list.body.Templates.some((t: { UUID: string }) => t.UUID === folderTpl));
 		const r = await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "personal-files/gone", Type: "COLLECTION" }], TemplateUUID: folderTpl }, alice);
@@ -110,47 +106,47 @@ describe("HTTP: node and metadata templates", function () {
 
 	it("shows a template with policies only to the subjects they let read", async () => {
 		await put("common-files/secret.txt", "for admins");
-		const r = await node.api("POST", "/a/templates/node", { RefNodeUuid: await uuidOf("common-files/secret.txt"), TplLabel: "Admins only", Policies: [{ Action: "READ", Subject: "profile:admin", Effect: "allow" }] }, admin);
+		const r = await node.api("POST", "/a/templates/node", { RefNodeUuid: await uuidOf("common-files/secret.txt"), TplLabel: "Admins only", Policies: [{ Action: "READ", Subject: "profile:admin", Effect: "allow" }] }, node.admin);
 		assert.equal(r.status, 200, r.text);
 		const id = r.body.TemplateUuid;
 		const seen = async (token: string) => (await node.api("GET", "/a/templates", undefined, token)).body.Templates.some((t: { UUID: string }) => t.UUID === id);
-		assert.equal(await seen(admin), true);
+		assert.equal(await seen(node.admin), true);
 		assert.equal(await seen(alice), false);
 		const used = await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "personal-files/secret.txt", Type: "LEAF" }], TemplateUUID: id }, alice);
 		assert.equal(used.status, 404, used.text);
 	});
 
 	it("refuses a node of an encrypted datasource: its bytes are not copied out in clear", async () => {
-		assert.equal((await node.api("POST", "/a/config/encryption/create", { KeyID: "tplkey", Label: "k" }, admin)).status, 200);
-		const ds = await node.api("POST", "/a/config/datasource/vault", { StorageType: "LOCAL", StorageConfiguration: { folder: "vault" }, FlatStorage: true, EncryptionMode: "MASTER", EncryptionKey: "tplkey" }, admin);
+		assert.equal((await node.api("POST", "/a/config/encryption/create", { KeyID: "tplkey", Label: "k" }, node.admin)).status, 200);
+		const ds = await node.api("POST", "/a/config/datasource/vault", { StorageType: "LOCAL", StorageConfiguration: { folder: "vault" }, FlatStorage: true, EncryptionMode: "MASTER", EncryptionKey: "tplkey" }, node.admin);
 		assert.equal(ds.status, 200, ds.text);
-		const ws = await node.api("PUT", "/a/workspace/vault", { Label: "vault", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { "DATASOURCE:vault": { Uuid: "DATASOURCE:vault", Path: "vault" } } }, admin);
+		const ws = await node.api("PUT", "/a/workspace/vault", { Label: "vault", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { "DATASOURCE:vault": { Uuid: "DATASOURCE:vault", Path: "vault" } } }, node.admin);
 		assert.equal(ws.status, 200, ws.text);
 		await put("vault/secret.txt", "classified");
-		const r = await node.api("POST", "/a/templates/node", { RefNodeUuid: await uuidOf("vault/secret.txt") }, admin);
+		const r = await node.api("POST", "/a/templates/node", { RefNodeUuid: await uuidOf("vault/secret.txt") }, node.admin);
 		assert.equal(r.status, 400, r.text);
 		assert.match(r.body.Title, /encrypted/);
 	});
 
 	it("keeps metadata templates: named sets of existing namespaces, admin writes, anyone logged in reads", async () => {
-		const ns = await node.api("PUT", "/a/user-meta/namespace", { Operation: "PUT", Namespaces: [{ Namespace: "usermeta-client", Label: "Client" }, { Namespace: "usermeta-stage", Label: "Stage" }] }, admin);
+		const ns = await node.api("PUT", "/a/user-meta/namespace", { Operation: "PUT", Namespaces: [{ Namespace: "usermeta-client", Label: "Client" }, { Namespace: "usermeta-stage", Label: "Stage" }] }, node.admin);
 		assert.equal(ns.status, 200, ns.text);
 		const body = { Template: { Label: "Contract", Namespace: "usermeta-client", Meta: JSON.stringify(["usermeta-client", { Namespace: "usermeta-stage" }]) } };
 		assert.equal((await node.api("PUT", "/a/templates/meta", body, alice)).status, 403);
-		assert.equal((await node.api("PUT", "/a/templates/meta", { Template: { Label: "Bad", Meta: '["usermeta-none"]' } }, admin)).status, 400);
-		assert.equal((await node.api("PUT", "/a/templates/meta", { Template: { Label: "Bad", Meta: "{not json" } }, admin)).status, 400);
-		assert.equal((await node.api("PUT", "/a/templates/meta", {}, admin)).status, 400);
+		assert.equal((await node.api("PUT", "/a/templates/meta", { Template: { Label: "Bad", Meta: '["usermeta-none"]' } }, node.admin)).status, 400);
+		assert.equal((await node.api("PUT", "/a/templates/meta", { Template: { Label: "Bad", Meta: "{not json" } }, node.admin)).status, 400);
+		assert.equal((await node.api("PUT", "/a/templates/meta", {}, node.admin)).status, 400);
 
-		const p = await node.api("PUT", "/a/templates/meta", body, admin);
+		const p = await node.api("PUT", "/a/templates/meta", body, node.admin);
 		assert.equal(p.status, 200, p.text);
 		const uuid = p.body.Template.Uuid;
 		assert.ok(uuid);
 		assert.equal(p.body.Template.Label, "Contract");
-		const other = await node.api("PUT", "/a/templates/meta", { Template: { Label: "Plain" } }, admin);
+		const other = await node.api("PUT", "/a/templates/meta", { Template: { Label: "Plain" } }, node.admin);
 		assert.equal(other.status, 200, other.text);
-		assert.equal((await node.api("PUT", "/a/templates/meta", { Template: { Label: "Contract" } }, admin)).status, 409);
+		assert.equal((await node.api("PUT", "/a/templates/meta", { Template: { Label: "Contract" } }, node.admin)).status, 409);
 
-		const renamed = await node.api("PUT", "/a/templates/meta", { Uuid: uuid, Template: { ...body.Template, Label: "Contract v2" } }, admin);
+		const renamed = await node.api("PUT", "/a/templates/meta", { Uuid: uuid, Template: { ...body.Template, Label: "Contract v2" } }, node.admin);
 		assert.equal(renamed.status, 200, renamed.text);
 		const all = await node.api("GET", "/a/templates/meta", undefined, alice);
 		assert.equal(all.status, 200, all.text);
@@ -160,15 +156,15 @@ describe("HTTP: node and metadata templates", function () {
 		assert.equal(filtered.body.Templates[0].Meta, body.Template.Meta);
 
 		assert.equal((await node.api("DELETE", `/a/templates/meta/${uuid}`, undefined, alice)).status, 403);
-		assert.equal((await node.api("DELETE", `/a/templates/meta/${uuid}`, undefined, admin)).status, 200);
-		assert.equal((await node.api("DELETE", `/a/templates/meta/${uuid}`, undefined, admin)).status, 404);
+		assert.equal((await node.api("DELETE", `/a/templates/meta/${uuid}`, undefined, node.admin)).status, 200);
+		assert.equal((await node.api("DELETE", `/a/templates/meta/${uuid}`, undefined, node.admin)).status, 404);
 		assert.deepEqual((await node.api("GET", "/a/templates/meta", undefined, alice)).body.Templates.map((t: { Label: string }) => t.Label), ["Plain"]);
 	});
 
 	it("leaves an audit trail of template changes", async () => {
 		let found: { Msg?: string }[] = [];
 		for (let i = 0; i < 20 && !found.length; i++) {
-			const r = await node.api("POST", "/a/log/audit", { Query: "+MsgId:template.delete", Size: 50 }, admin);
+			const r = await node.api("POST", "/a/log/audit", { Query: "+MsgId:template.delete", Size: 50 }, node.admin);
 			assert.equal(r.status, 200, r.text);
 			found = (r.body.Logs ?? []).filter((l: { Msg?: string }) => /admin deleted template/.test(l.Msg ?? ""));
 			if (!found.length) await new Promise((res) => setTimeout(res, 100));

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { verifyPassword } from "../../lib/auth/password";
 import { OAuth2Repo } from "../../lib/db";
 import { openDatabase } from "../../lib/db";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 
 const BUILTINS = ["cells-client", "cells-frontend", "cells-mobile", "cells-sync"];
@@ -14,24 +14,20 @@ const oidc = { issuer: "https://idp.example.com/realms/main", clientID: "cellar"
 
 describe("HTTP: OAuth2 clients and connectors", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode({ services: ["api", "auth", "mfa", "users", "roles", "tokens", "frontend", "install", "policy", "workspaces", "acl", "oauth2"] });
 	let alice: string;
 
 	before(async () => {
-		node = await startNode({ services: ["api", "auth", "mfa", "users", "roles", "tokens", "frontend", "install", "policy", "workspaces", "acl", "oauth2"] });
-		admin = await node.login("admin", node.adminPassword);
-		alice = await addUser(node, admin, "alice", "Alice-Pass-1234");
+		alice = await addUser(node, node.admin, "alice", "Alice-Pass-1234");
 	});
-	after(() => node.stop());
 
 	const clients = async () => {
-		const r = await node.api("GET", "/a/config/oauth2clients", undefined, admin);
+		const r = await node.api("GET", "/a/config/oauth2clients", undefined, node.admin);
 		assert.equal(r.status, 200, r.text);
 		return r.body.staticClients as Record<string, unknown>[];
 	};
 	const connectors = async () => {
-		const r = await node.api("GET", "/a/config/oauth2connectors", undefined, admin);
+		const r = await node.api("GET", "/a/config/oauth2connectors", undefined, node.admin);
 		assert.equal(r.status, 200, r.text);
 		return r.body.connectors as Record<string, unknown>[];
 	};
@@ -50,17 +46,17 @@ describe("HTTP: OAuth2 clients and connectors", function () {
 		assert.deepEqual(list.map((c) => c.client_id), BUILTINS);
 		assert.ok(list.every((c) => !("client_secret" in c)));
 		for (const id of ["cells-frontend", "cells-sync"]) {
-			const put = await node.api("PUT", `/a/config/oauth2clients/${id}`, { redirect_uris: ["https://evil.example.com/cb"] }, admin);
+			const put = await node.api("PUT", `/a/config/oauth2clients/${id}`, { redirect_uris: ["https://evil.example.com/cb"] }, node.admin);
 			assert.equal(put.status, 403, put.text);
 			assert.match(put.body.Title, /ships with.*read-only/);
-			assert.equal((await node.api("DELETE", `/a/config/oauth2clients/${id}`, undefined, admin)).status, 403);
+			assert.equal((await node.api("DELETE", `/a/config/oauth2clients/${id}`, undefined, node.admin)).status, 403);
 		}
 		assert.deepEqual((await clients()).map((c) => c.client_id), BUILTINS);
 	});
 
 	it("registers a web app client: its secret stored as a hash, never answered", async () => {
 		const body = { client_name: "Reports", client_secret: "Reports-Secret-1", redirect_uris: ["https://reports.example.com/callback"], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], scope: "openid profile" };
-		const put = await node.api("PUT", "/a/config/oauth2clients/reports", body, admin);
+		const put = await node.api("PUT", "/a/config/oauth2clients/reports", body, node.admin);
 		assert.equal(put.status, 200, put.text);
 		assert.deepEqual(put.body, { Success: true });
 		const listed = (await clients()).find((c) => c.client_id === "reports");
@@ -69,26 +65,26 @@ describe("HTTP: OAuth2 clients and connectors", function () {
 		assert.match(hash ?? "", /^scrypt\$/);
 		assert.ok(await verifyPassword("Reports-Secret-1", hash));
 		// An update without a secret keeps the stored one and does not show it.
-		const again = await node.api("PUT", "/a/config/oauth2clients/reports", { ...body, client_secret: undefined, client_name: "Reports 2" }, admin);
+		const again = await node.api("PUT", "/a/config/oauth2clients/reports", { ...body, client_secret: undefined, client_name: "Reports 2" }, node.admin);
 		assert.deepEqual(again.body, { Success: true });
 		assert.equal(await storedHash("reports"), hash);
 		assert.equal((await clients()).find((c) => c.client_id === "reports")?.client_name, "Reports 2");
-		assert.ok(!(await node.api("GET", "/a/config/oauth2clients", undefined, admin)).text.includes("Reports-Secret-1"));
+		assert.ok(!(await node.api("GET", "/a/config/oauth2clients", undefined, node.admin)).text.includes("Reports-Secret-1"));
 	});
 
 	it("registers a machine client (client_credentials) only with a secret; a native app with a custom scheme", async () => {
-		const none = await node.api("PUT", "/a/config/oauth2clients/backup-robot", { grant_types: ["client_credentials"], scope: "pydio" }, admin);
+		const none = await node.api("PUT", "/a/config/oauth2clients/backup-robot", { grant_types: ["client_credentials"], scope: "pydio" }, node.admin);
 		assert.equal(none.status, 400, none.text);
 		assert.match(none.body.Title, /client_secret is required/);
 		const secret = "Robot-Secret-1234";
-		const put = await node.api("PUT", "/a/config/oauth2clients/backup-robot", { grant_types: ["client_credentials"], scope: "pydio", client_secret: secret }, admin);
+		const put = await node.api("PUT", "/a/config/oauth2clients/backup-robot", { grant_types: ["client_credentials"], scope: "pydio", client_secret: secret }, node.admin);
 		assert.equal(put.status, 200, put.text);
 		assert.deepEqual(put.body, { Success: true });
 		assert.ok(await verifyPassword(secret, await storedHash("backup-robot")));
-		const listing = await node.api("GET", "/a/config/oauth2clients", undefined, admin);
+		const listing = await node.api("GET", "/a/config/oauth2clients", undefined, node.admin);
 		assert.ok(!listing.text.includes(secret) && !listing.text.includes("client_secret"));
 		assert.deepEqual(JSON.parse(listing.text).staticClients.find((c: { client_id: string }) => c.client_id === "backup-robot"), { client_id: "backup-robot", grant_types: ["client_credentials"], scope: "pydio" });
-		const native = await node.api("PUT", "/a/config/oauth2clients/my.native-app", { redirect_uris: ["com.example.app:/oauth2redirect", "http://127.0.0.1:8400/cb"] }, admin);
+		const native = await node.api("PUT", "/a/config/oauth2clients/my.native-app", { redirect_uris: ["com.example.app:/oauth2redirect", "http://127.0.0.1:8400/cb"] }, node.admin);
 		assert.equal(native.status, 200, native.text);
 		assert.deepEqual(native.body, { Success: true }, "a public client has no secret");
 		assert.deepEqual((await clients()).find((c) => c.client_id === "my.native-app"), { client_id: "my.native-app", grant_types: ["authorization_code", "refresh_token"], redirect_uris: ["com.example.app:/oauth2redirect", "http://127.0.0.1:8400/cb"], response_types: ["code"] });
@@ -109,25 +105,25 @@ describe("HTTP: OAuth2 clients and connectors", function () {
 			[{}, /redirect URI/],
 		];
 		for (const [body, message] of cases) {
-			const r = await node.api("PUT", "/a/config/oauth2clients/bad-client", body, admin);
+			const r = await node.api("PUT", "/a/config/oauth2clients/bad-client", body, node.admin);
 			assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
 			assert.match(r.body.Title, message, JSON.stringify(body));
 		}
-		const badId = await node.api("PUT", "/a/config/oauth2clients/%20spaced", { grant_types: ["client_credentials"] }, admin);
+		const badId = await node.api("PUT", "/a/config/oauth2clients/%20spaced", { grant_types: ["client_credentials"] }, node.admin);
 		assert.equal(badId.status, 400, badId.text);
 		assert.ok(!(await clients()).some((c) => c.client_id === "bad-client"));
 	});
 
 	it("deletes a registered client; an unknown one is a 404", async () => {
-		assert.equal((await node.api("DELETE", "/a/config/oauth2clients/backup-robot", undefined, admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/config/oauth2clients/backup-robot", undefined, node.admin)).status, 200);
 		assert.ok(!(await clients()).some((c) => c.client_id === "backup-robot"));
-		const gone = await node.api("DELETE", "/a/config/oauth2clients/backup-robot", undefined, admin);
+		const gone = await node.api("DELETE", "/a/config/oauth2clients/backup-robot", undefined, node.admin);
 		assert.equal(gone.status, 404, gone.text);
 		assert.match(gone.text, /backup-robot not found/);
 	});
 
 	it("creates, lists (secrets masked), updates with the mask sent back, and deletes a connector", async () => {
-		const put = await node.api("PUT", "/a/config/oauth2connectors/keycloak", { type: "oidc", name: "Company SSO", configoidc: oidc }, admin);
+		const put = await node.api("PUT", "/a/config/oauth2connectors/keycloak", { type: "oidc", name: "Company SSO", configoidc: oidc }, node.admin);
 		assert.equal(put.status, 200, put.text);
 		assert.deepEqual(put.body, { Success: true });
 		let list = await connectors();
@@ -135,9 +131,9 @@ describe("HTTP: OAuth2 clients and connectors", function () {
 		const kc = list[1] as { configoidc: Record<string, string> };
 		assert.equal(kc.configoidc.clientSecret, "********");
 		assert.equal(kc.configoidc.issuer, oidc.issuer);
-		assert.ok(!(await node.api("GET", "/a/config/oauth2connectors", undefined, admin)).text.includes(oidc.clientSecret));
+		assert.ok(!(await node.api("GET", "/a/config/oauth2connectors", undefined, node.admin)).text.includes(oidc.clientSecret));
 		// The admin console sends back what it read: the mask keeps the secret.
-		const renamed = await node.api("PUT", "/a/config/oauth2connectors/keycloak", { ...kc, id: undefined, name: "SSO" }, admin);
+		const renamed = await node.api("PUT", "/a/config/oauth2connectors/keycloak", { ...kc, id: undefined, name: "SSO" }, node.admin);
 		assert.equal(renamed.status, 200, renamed.text);
 		const db = await openDatabase({ dataDir: node.dataDir });
 		try {
@@ -147,13 +143,13 @@ describe("HTTP: OAuth2 clients and connectors", function () {
 		} finally {
 			await db.close();
 		}
-		const gh = await node.api("PUT", "/a/config/oauth2connectors/github", { type: "github", name: "GitHub", configgithub: { clientID: "gh", clientSecret: "gh-secret", redirectURI: "https://files.example.com/auth/callback" } }, admin);
+		const gh = await node.api("PUT", "/a/config/oauth2connectors/github", { type: "github", name: "GitHub", configgithub: { clientID: "gh", clientSecret: "gh-secret", redirectURI: "https://files.example.com/auth/callback" } }, node.admin);
 		assert.equal(gh.status, 200, gh.text);
 		list = await connectors();
 		assert.deepEqual(list.map((c) => c.id), ["pydio", "keycloak", "github"]);
-		assert.equal((await node.api("DELETE", "/a/config/oauth2connectors/github", undefined, admin)).status, 200);
-		assert.equal((await node.api("DELETE", "/a/config/oauth2connectors/github", undefined, admin)).status, 404);
-		assert.equal((await node.api("DELETE", "/a/config/oauth2connectors/pydio", undefined, admin)).status, 403);
+		assert.equal((await node.api("DELETE", "/a/config/oauth2connectors/github", undefined, node.admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/config/oauth2connectors/github", undefined, node.admin)).status, 404);
+		assert.equal((await node.api("DELETE", "/a/config/oauth2connectors/pydio", undefined, node.admin)).status, 403);
 	});
 
 	it("refuses connectors missing what their type needs", async () => {
@@ -171,11 +167,11 @@ describe("HTTP: OAuth2 clients and connectors", function () {
 			[{ type: "microsoft", configmicrosoft: { clientID: "a", redirectURI: "https://f.example.com/cb" } }, /clientSecret is required/],
 		];
 		for (const [body, message] of cases) {
-			const r = await node.api("PUT", "/a/config/oauth2connectors/bad", body, admin);
+			const r = await node.api("PUT", "/a/config/oauth2connectors/bad", body, node.admin);
 			assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
 			assert.match(r.body.Title, message, JSON.stringify(body));
 		}
-		const builtin = await node.api("PUT", "/a/config/oauth2connectors/pydio", { type: "oidc", configoidc: oidc }, admin);
+		const builtin = await node.api("PUT", "/a/config/oauth2connectors/pydio", { type: "oidc", configoidc: oidc }, node.admin);
 		assert.equal(builtin.status, 403, builtin.text);
 		assert.deepEqual((await connectors()).map((c) => c.id), ["pydio", "keycloak"]);
 	});
@@ -184,14 +180,14 @@ describe("HTTP: OAuth2 clients and connectors", function () {
 		const current = await connectors();
 		const saml = { id: "adfs", type: "saml", name: "ADFS", configsaml: { ssoURL: "https://adfs.example.com/adfs/ls", redirectURI: "https://files.example.com/auth/callback", caData: "LS0tLS1CRUdJTi..." } };
 		const ldap = { id: "corp-ldap", type: "ldap", name: "Directory", configldap: { Host: "ldap.example.com:636", Connection: "ssl", BindDN: "cn=admin,dc=example,dc=com", BindPW: "Ldap-Pass" } };
-		const put = await node.api("PUT", "/a/config/oauth2connectors", { connectors: [saml, ...current, ldap] }, admin);
+		const put = await node.api("PUT", "/a/config/oauth2connectors", { connectors: [saml, ...current, ldap] }, node.admin);
 		assert.equal(put.status, 200, put.text);
 		const list = await connectors();
 		assert.deepEqual(list.map((c) => c.id), ["pydio", "adfs", "keycloak", "corp-ldap"]);
 		assert.equal((list[3] as { configldap: Record<string, string> }).configldap.BindPW, "********");
-		const noKey = await node.api("PUT", "/a/config/oauth2connectors", {}, admin);
+		const noKey = await node.api("PUT", "/a/config/oauth2connectors", {}, node.admin);
 		assert.equal(noKey.status, 400, "a body without connectors does not remove them all: " + noKey.text);
-		const bad = await node.api("PUT", "/a/config/oauth2connectors", { connectors: [saml, { ...ldap, configldap: { Host: "" } }] }, admin);
+		const bad = await node.api("PUT", "/a/config/oauth2connectors", { connectors: [saml, { ...ldap, configldap: { Host: "" } }] }, node.admin);
 		assert.equal(bad.status, 400, bad.text);
 		assert.deepEqual((await connectors()).map((c) => c.id), ["pydio", "adfs", "keycloak", "corp-ldap"], "a refused collection changes nothing");
 	});
@@ -207,7 +203,7 @@ describe("HTTP: OAuth2 clients and connectors", function () {
 				{ Id: "corp-ldap", Name: "Directory", Type: "ldap" },
 			],
 		});
-		assert.equal((await node.api("DELETE", "/a/config/oauth2connectors/adfs", undefined, admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/config/oauth2connectors/adfs", undefined, node.admin)).status, 200);
 		const after = await node.api("GET", "/a/frontend/login/connectors");
 		assert.deepEqual(after.body.Connectors.map((c: { Id: string }) => c.Id), ["pydio", "keycloak", "corp-ldap"], "a removed connector leaves the login page at once");
 	});

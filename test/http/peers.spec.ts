@@ -2,18 +2,14 @@
 // serves the LOCAL datasources the node holds (on one node: all of them) to a signed PeerObjectStore.
 import assert from "node:assert/strict";
 import { Readable } from "node:stream";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { derivedKey } from "../../lib/auth/jwt";
 import { PEER_SECRET_LABEL } from "../../lib/peers/holder";
 import { PeerObjectStore } from "../../lib/peers/client";
 
 describe("HTTP: the peer store of the gateway", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	before(async () => {
-		node = await startNode();
-	});
-	after(async () => node?.stop());
+	const node = useNode();
 
 	it("refuses unsigned and wrongly signed requests, and serves a held datasource to a signed client", async () => {
 		for (const method of ["GET", "PUT", "POST"]) {

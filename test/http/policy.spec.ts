@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Identity } from "../../lib/auth/identity";
-import { startNode, type TestNode, type ApiResponse } from "../helpers/node";
+import { useNode, type ApiResponse } from "../helpers/node";
 
 async function until(fn: () => Promise<ApiResponse>, ok: (r: ApiResponse) => boolean, what: string): Promise<ApiResponse> {
 	let last: ApiResponse | undefined;
@@ -15,14 +15,7 @@ async function until(fn: () => Promise<ApiResponse>, ok: (r: ApiResponse) => boo
 
 describe("HTTP: security policies", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
-
-	before(async () => {
-		node = await startNode({ env: { IP_BAN_THRESHOLD: "1000" } });
-		admin = await node.login("admin", node.adminPassword);
-	});
-	after(() => node?.stop());
+	const node = useNode({ env: { IP_BAN_THRESHOLD: "1000" } });
 
 	it("anonymous callers get 401 on POST /a/policy", async () => {
 		const r = await node.api("POST", "/a/policy", {});
@@ -30,7 +23,7 @@ describe("HTTP: security policies", function () {
 	});
 
 	it("standard users cannot reach the policy API", async () => {
-		const put = await node.api("PUT", "/a/user/polly", { Password: "Polly-Pass-1234", Attributes: { profile: "standard" } }, admin);
+		const put = await node.api("PUT", "/a/user/polly", { Password: "Polly-Pass-1234", Attributes: { profile: "standard" } }, node.admin);
 		assert.equal(put.status, 200, put.text);
 		const polly = await node.login("polly", "Polly-Pass-1234");
 		const r = await node.api("POST", "/a/policy", {}, polly);
@@ -38,20 +31,20 @@ describe("HTTP: security policies", function () {
 	});
 
 	it("admin lists the default groups", async () => {
-		const r = await node.api("POST", "/a/policy", {}, admin);
+		const r = await node.api("POST", "/a/policy", {}, node.admin);
 		assert.equal(r.status, 200, r.text);
 		const uuids = r.body.PolicyGroups.map((g: { Uuid: string }) => g.Uuid);
 		for (const u of ["public-access", "admin-access", "user-access", "office-hours-access-acl-policy"]) assert.ok(uuids.includes(u), u);
 		const office = r.body.PolicyGroups.find((g: { Uuid: string }) => g.Uuid === "office-hours-access-acl-policy");
 		assert.equal(office.ResourceGroup, "acl");
 		assert.equal(typeof office.Policies[0].conditions.clientTime.jsonOptions, "string");
-		const filtered = await node.api("POST", "/a/policy", { Filter: "resource_group:acl" }, admin);
+		const filtered = await node.api("POST", "/a/policy", { Filter: "resource_group:acl" }, node.admin);
 		assert.ok(filtered.body.PolicyGroups.every((g: { ResourceGroup: string }) => g.ResourceGroup === "acl"));
 	});
 
 	it("a deny policy with a CIDR condition matching 127.0.0.1 really blocks the route, until deleted", async () => {
 		const route = "/a/policy/iplists/whitelist";
-		assert.equal((await node.api("GET", route, undefined, admin)).status, 200);
+		assert.equal((await node.api("GET", route, undefined, node.admin)).status, 200);
 
 		// A CIDR that does not contain the caller changes nothing.
 		const elsewhere = await node.api(
@@ -62,12 +55,12 @@ describe("HTTP: security policies", function () {
 				ResourceGroup: "rest",
 				Policies: [{ subjects: ["profile:admin"], resources: ["rest:/policy/iplists/<.+>"], actions: ["GET"], effect: "deny", conditions: { remoteAddress: { type: "CIDRCondition", jsonOptions: '{"cidr":"10.0.0.0/8"}' } } }],
 			},
-			admin,
+			node.admin,
 		);
 		assert.equal(elsewhere.status, 200, elsewhere.text);
 		assert.ok(elsewhere.body.Uuid);
 		await new Promise((r) => setTimeout(r, 100));
-		assert.equal((await node.api("GET", route, undefined, admin)).status, 200);
+		assert.equal((await node.api("GET", route, undefined, node.admin)).status, 200);
 
 		const local = await node.api(
 			"PUT",
@@ -76,46 +69,46 @@ describe("HTTP: security policies", function () {
 				Name: "No lists from loopback",
 				Policies: [{ id: "deny-loopback", subjects: ["profile:admin"], resources: ["rest:/policy/iplists/<.+>"], actions: ["GET"], effect: "deny", conditions: { remoteAddress: { type: "CIDRCondition", jsonOptions: '{"cidr":"127.0.0.0/8"}' } } }],
 			},
-			admin,
+			node.admin,
 		);
 		assert.equal(local.status, 200, local.text);
 		assert.equal(local.body.Policies[0].effect, "deny");
-		const blocked = await until(() => node.api("GET", route, undefined, admin), (r) => r.status !== 200, "the deny to apply");
+		const blocked = await until(() => node.api("GET", route, undefined, node.admin), (r) => r.status !== 200, "the deny to apply");
 		assert.ok(blocked.status === 401 || blocked.status === 403, `${blocked.status}`);
 		// Other routes stay open.
-		assert.equal((await node.api("POST", "/a/policy", {}, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/policy", {}, node.admin)).status, 200);
 
 		for (const g of [local.body, elsewhere.body]) {
-			const del = await node.api("DELETE", `/a/policy/${g.Uuid}`, undefined, admin);
+			const del = await node.api("DELETE", `/a/policy/${g.Uuid}`, undefined, node.admin);
 			assert.equal(del.status, 200, del.text);
 			assert.equal(del.body.Success, true);
 		}
-		await until(() => node.api("GET", route, undefined, admin), (r) => r.status === 200, "the deny to be lifted");
+		await until(() => node.api("GET", route, undefined, node.admin), (r) => r.status === 200, "the deny to be lifted");
 	});
 
 	it("validates groups (400) and protects the admin group (403); unknown groups are 404", async () => {
-		const bad = await node.api("PUT", "/a/policy", { Policies: [{ subjects: ["profile:admin"], resources: ["rest:/x"], actions: ["GET"], effect: "deny", conditions: { remoteAddress: { type: "CIDRCondition", jsonOptions: '{"cidr":"nope"}' } } }] }, admin);
+		const bad = await node.api("PUT", "/a/policy", { Policies: [{ subjects: ["profile:admin"], resources: ["rest:/x"], actions: ["GET"], effect: "deny", conditions: { remoteAddress: { type: "CIDRCondition", jsonOptions: '{"cidr":"nope"}' } } }] }, node.admin);
 		assert.equal(bad.status, 400, bad.text);
 		assert.equal(typeof bad.body.Code, "string");
-		const noEffect = await node.api("PUT", "/a/policy", { Policies: [{ subjects: ["profile:admin"], resources: ["rest:/x"], actions: ["GET"] }] }, admin);
+		const noEffect = await node.api("PUT", "/a/policy", { Policies: [{ subjects: ["profile:admin"], resources: ["rest:/x"], actions: ["GET"] }] }, node.admin);
 		assert.equal(noEffect.status, 400);
-		assert.equal((await node.api("DELETE", "/a/policy/admin-access", undefined, admin)).status, 403);
-		assert.equal((await node.api("DELETE", "/a/policy/does-not-exist", undefined, admin)).status, 404);
+		assert.equal((await node.api("DELETE", "/a/policy/admin-access", undefined, node.admin)).status, 403);
+		assert.equal((await node.api("DELETE", "/a/policy/does-not-exist", undefined, node.admin)).status, 404);
 	});
 
 	it("IP lists over HTTP", async () => {
-		const put = await node.api("POST", "/a/policy/iplists", { Name: "office", IPs: ["192.168.0.0/16", "10.1.2.3"] }, admin);
+		const put = await node.api("POST", "/a/policy/iplists", { Name: "office", IPs: ["192.168.0.0/16", "10.1.2.3"] }, node.admin);
 		assert.equal(put.status, 200, put.text);
 		assert.deepEqual(put.body, { Name: "office", IPs: ["192.168.0.0/16", "10.1.2.3"] });
-		const get = await node.api("GET", "/a/policy/iplists/office", undefined, admin);
+		const get = await node.api("GET", "/a/policy/iplists/office", undefined, node.admin);
 		assert.deepEqual(get.body, put.body);
-		assert.equal((await node.api("POST", "/a/policy/iplists", { Name: "office", IPs: ["999.1.1.1"] }, admin)).status, 400);
+		assert.equal((await node.api("POST", "/a/policy/iplists", { Name: "office", IPs: ["999.1.1.1"] }, node.admin)).status, 400);
 	});
 
 	it("lists bans with int64 fields as strings, and unbans", async () => {
 		for (let i = 0; i < 1000; i++) node.broker.emit("auth.login.failed", { ip: "203.0.113.9", login: "mallory" });
 		const r = await until(
-			() => node.api("GET", "/a/policy/ipbans", undefined, admin),
+			() => node.api("GET", "/a/policy/ipbans", undefined, node.admin),
 			(x) => x.status === 200 && (x.body.Bans ?? []).some((b: { IP: string }) => b.IP === "203.0.113.9"),
 			"the ban",
 		);
@@ -123,22 +116,17 @@ describe("HTTP: security policies", function () {
 		assert.match(ban.BanExpire, /^\d+$/);
 		assert.ok(ban.History.length > 0);
 		assert.match(ban.History[0].connectionTime, /^\d+$/);
-		const un = await node.api("POST", "/a/policy/ipbans", { IP: "203.0.113.9" }, admin);
+		const un = await node.api("POST", "/a/policy/ipbans", { IP: "203.0.113.9" }, node.admin);
 		assert.equal(un.status, 200, un.text);
 		assert.equal(un.body.Success, true);
-		const after = await node.api("GET", "/a/policy/ipbans", undefined, admin);
+		const after = await node.api("GET", "/a/policy/ipbans", undefined, node.admin);
 		assert.ok(!(after.body.Bans ?? []).some((b: { IP: string }) => b.IP === "203.0.113.9"));
 	});
 });
 
 describe("HTTP: IP bans after failed logins", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-
-	before(async () => {
-		node = await startNode({ env: { IP_BAN_THRESHOLD: "3", IP_BAN_WINDOW: "60", IP_BAN_DURATION: "600", MAX_FAILED_LOGINS: "100" } });
-	});
-	after(() => node?.stop());
+	const node = useNode({ env: { IP_BAN_THRESHOLD: "3", IP_BAN_WINDOW: "60", IP_BAN_DURATION: "600", MAX_FAILED_LOGINS: "100" } });
 
 	it("bans the client address from logging in after 3 failed logins (tokens it holds keep working), and lets it back after an unban", async () => {
 		const admin = await node.login("admin", node.adminPassword);

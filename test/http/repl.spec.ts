@@ -6,25 +6,22 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrokerOptions } from "moleculer";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode, startNode, type TestNode } from "../helpers/node";
 import * as repl from "../../lib/repl/commands";
 import { contextOf } from "../../lib/repl/custom-commands";
 
 describe("REPL commands (lib/repl)", function () {
 	this.timeout(30_000);
-	let node: TestNode;
+	const node = useNode();
 	let r: repl.ReplContext;
 
 	before(async () => {
-		node = await startNode();
 		r = contextOf(node.broker);
-		const admin = await node.login("admin", node.adminPassword);
-		const put = await node.api("PUT", "/a/user/repl-alice", { Login: "repl-alice", Password: "Alice-Pass-1234", GroupPath: "/", Attributes: { profile: "standard", displayName: "Alice Repl" } }, admin);
+		const put = await node.api("PUT", "/a/user/repl-alice", { Login: "repl-alice", Password: "Alice-Pass-1234", GroupPath: "/", Attributes: { profile: "standard", displayName: "Alice Repl" } }, node.admin);
 		assert.equal(put.status, 200, put.text);
-		const c = await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/repl-dir/inner", Type: "COLLECTION" }], Recursive: true }, admin);
+		const c = await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/repl-dir/inner", Type: "COLLECTION" }], Recursive: true }, node.admin);
 		assert.equal(c.status, 200, c.text);
 	});
-	after(() => node.stop());
 
 	it("users lists every user and searches by login or display name", async () => {
 		const all = await repl.users(r);

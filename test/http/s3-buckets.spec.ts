@@ -32,7 +32,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { parseS3Request, isS3Request } from "../../lib/io/request";
 import { S3Error } from "../../lib/io/xml";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { s3Client } from "../helpers/s3";
 
 type SdkError = { name: string; $metadata: { httpStatusCode?: number } };
@@ -100,25 +100,22 @@ describe("S3 bucket requests: classification", () => {
 
 describe("HTTP: the io bucket answered as S3 does", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let token: string;
 	let login: string;
 	let s3: S3Client;
 
 	before(async () => {
-		node = await startNode();
-		const admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/bea", { Password: "Bea-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/user/bea", { Password: "Bea-Pass-12345", Attributes: { profile: "standard" } }, node.admin)).status, 200);
 		// One folder seen through two workspaces: writable in one, read-only in the other.
-		assert.equal((await node.api("POST", "/a/config/datasource/shared", { StorageType: "LOCAL", FlatStorage: true, StorageConfiguration: { folder: "shared" } }, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/config/datasource/shared", { StorageType: "LOCAL", FlatStorage: true, StorageConfiguration: { folder: "shared" } }, node.admin)).status, 200);
 		const root = { "DATASOURCE:shared": { Uuid: "DATASOURCE:shared", Path: "shared" } };
-		assert.equal((await node.api("PUT", "/a/workspace/ws-rw", { Label: "RW", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: root }, admin)).status, 200);
-		assert.equal((await node.api("PUT", "/a/workspace/ws-ro", { Label: "RO", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "r" }), RootNodes: root }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/workspace/ws-rw", { Label: "RW", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: root }, node.admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/workspace/ws-ro", { Label: "RO", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "r" }), RootNodes: root }, node.admin)).status, 200);
 		login = "bea";
 		token = await node.login(login, "Bea-Pass-12345");
 		s3 = s3Client(node, token);
 	});
-	after(() => node.stop());
 
 	it("lists io only, created when Cellar was installed; io and data exist, other buckets do not", async () => {
 		const r = await s3.send(new ListBucketsCommand({}));

@@ -7,7 +7,7 @@ import { Readable } from "node:stream";
 import { crc32 } from "node:zlib";
 import { S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand, CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand, ListPartsCommand, type ChecksumAlgorithm } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { s3Client } from "../helpers/s3";
 
 const crc32b64 = (b: Buffer) => {
@@ -18,16 +18,14 @@ const crc32b64 = (b: Buffer) => {
 
 describe("HTTP: S3 additional checksums through /io", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let token: string;
 	let s3: S3Client;
 
 	before(async () => {
-		node = await startNode();
 		token = await node.login("admin", node.adminPassword);
 		s3 = s3Client(node, token);
 	});
-	after(() => node.stop());
 
 	const text = async (Key: string) => (await s3.send(new GetObjectCommand({ Bucket: "io", Key }))).Body!.transformToString();
 

@@ -6,14 +6,13 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { S3Client, PutObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, HeadObjectCommand } from "@aws-sdk/client-s3";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { s3Client } from "../helpers/s3";
 
 describe("HTTP: S3 deletes never remove a folder holding anything", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let token: string;
-	let admin: string;
 	let s3: S3Client;
 
 	const stat = (p: string) => node.api("GET", `/a/tree/stat/${encodeURIComponent(p)}`, undefined, token);
@@ -27,17 +26,14 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 	};
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("PUT", "/a/user/dana", { Password: "Dana-Pass-12345", Attributes: { profile: "standard" } }, admin)).status, 200);
-		const ds = await node.api("POST", "/a/config/datasource/delstruct", { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "delstruct" } }, admin);
+		assert.equal((await node.api("PUT", "/a/user/dana", { Password: "Dana-Pass-12345", Attributes: { profile: "standard" } }, node.admin)).status, 200);
+		const ds = await node.api("POST", "/a/config/datasource/delstruct", { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "delstruct" } }, node.admin);
 		assert.equal(ds.status, 200, ds.text);
-		const ws = await node.api("PUT", "/a/workspace/ws-delstruct", { Label: "Structured", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { "DATASOURCE:delstruct": { Uuid: "DATASOURCE:delstruct", Path: "delstruct" } } }, admin);
+		const ws = await node.api("PUT", "/a/workspace/ws-delstruct", { Label: "Structured", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { "DATASOURCE:delstruct": { Uuid: "DATASOURCE:delstruct", Path: "delstruct" } } }, node.admin);
 		assert.equal(ws.status, 200, ws.text);
 		token = await node.login("dana", "Dana-Pass-12345");
 		s3 = s3Client(node, token);
 	});
-	after(() => node.stop());
 
 	it("a key naming a folder (no trailing slash) is no object: 204, and the folder keeps everything", async () => {
 		for (const k of ["reports/q1.txt", "reports/2024/q2.txt", "reports/2024/deep/q3.txt"]) await put(`personal-files/${k}`);
@@ -81,9 +77,9 @@ describe("HTTP: S3 deletes never remove a folder holding anything", function () 
 	it("keeps an emptied folder an ACL points to (a workspace's root, a restriction) or that carries metadata", async () => {
 		for (const k of ["acl/f.txt", "root/f.txt", "meta/f.txt"]) await put(`ws-delstruct/keep/${k}`);
 		const uuid = async (p: string) => (await stat(p)).body.Node.Uuid as string;
-		assert.equal((await node.api("PUT", "/a/acl", { RoleID: "some-team", NodeID: await uuid("ws-delstruct/keep/acl"), Action: { Name: "read", Value: "1" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/acl", { RoleID: "some-team", NodeID: await uuid("ws-delstruct/keep/acl"), Action: { Name: "read", Value: "1" } }, node.admin)).status, 200);
 		const rootUuid = await uuid("ws-delstruct/keep/root");
-		const sub = await node.api("PUT", "/a/workspace/ws-sub", { Label: "Sub", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { [rootUuid]: { Uuid: rootUuid, Path: "delstruct/keep/root" } } }, admin);
+		const sub = await node.api("PUT", "/a/workspace/ws-sub", { Label: "Sub", Attributes: JSON.stringify({ DEFAULT_RIGHTS: "rw" }), RootNodes: { [rootUuid]: { Uuid: rootUuid, Path: "delstruct/keep/root" } } }, node.admin);
 		assert.equal(sub.status, 200, sub.text);
 		const meta = await node.api("POST", `/a/meta/set/${encodeURIComponent("ws-delstruct/keep/meta")}`, { Metadatas: [{ Namespace: "usermeta-note", JsonMeta: '"keep me"' }] }, token);
 		assert.equal(meta.status, 200, meta.text);

@@ -16,7 +16,7 @@ import {
 	type HeadObjectCommandOutput,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 import { s3Client } from "../helpers/s3";
 
@@ -24,17 +24,14 @@ type S3Failure = { name: string; $metadata: { httpStatusCode?: number } };
 
 describe("HTTP: S3 object metadata through /io", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let token: string;
 	let s3: S3Client;
 
 	before(async () => {
-		node = await startNode();
-		const admin = await node.login("admin", node.adminPassword);
-		token = await addUser(node, admin, "meta-mia", "Mia-Pass-12345");
+		token = await addUser(node, node.admin, "meta-mia", "Mia-Pass-12345");
 		s3 = s3Client(node, token);
 	});
-	after(() => node.stop());
 
 	const head = (Key: string) => s3.send(new HeadObjectCommand({ Bucket: "io", Key }));
 	const expires = new Date("2031-05-01T10:00:00Z");

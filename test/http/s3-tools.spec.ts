@@ -7,7 +7,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 import { S3Tools, requireTools } from "../helpers/s3tools";
 
@@ -29,7 +29,7 @@ function snapshot(dir: string): Record<string, string> {
 
 describe("S3 tools against /io: aws CLI, rclone, s3cmd", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let token: string;
 	let tools: S3Tools;
 	let work: string;
@@ -53,9 +53,7 @@ describe("S3 tools against /io: aws CLI, rclone, s3cmd", function () {
 	};
 
 	before(async () => {
-		node = await startNode();
-		const admin = await node.login("admin", node.adminPassword);
-		token = await addUser(node, admin, "tess", "Tess-Pass-12345");
+		token = await addUser(node, node.admin, "tess", "Tess-Pass-12345");
 		// The access key is a personal access token: it outlives the session's short JWT.
 		const pat = await node.api("POST", "/a/auth/token/personal", { Label: "s3 tools", AutoRefresh: 3600 }, token);
 		assert.equal(pat.status, 200, pat.text);
@@ -77,10 +75,9 @@ describe("S3 tools against /io: aws CLI, rclone, s3cmd", function () {
 		writeFileSync(big, bytes);
 		bigMd5 = md5(bytes);
 	});
-	after(async () => {
+	after(() => {
 		tools?.cleanup();
 		if (work) rmSync(work, { recursive: true, force: true });
-		await node?.stop();
 	});
 
 	describe("aws CLI (Debian's /usr/bin/aws)", function () {

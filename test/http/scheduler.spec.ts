@@ -4,7 +4,7 @@
 // wrong, and non-administrators refused.
 import assert from "node:assert/strict";
 import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { s3Client } from "../helpers/s3";
 import { addUser } from "../helpers/users";
 import { tasks, waitTask } from "../helpers/jobs";
@@ -12,25 +12,21 @@ import { until } from "../helpers/poll";
 
 describe("HTTP: scheduler jobs", function () {
 	this.timeout(90_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let jo: string;
 	let s3: S3Client;
 
 	const put = (key: string, body: string) => s3.send(new PutObjectCommand({ Bucket: "io", Key: key, Body: body }));
 	const get = async (key: string) => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: "io", Key: key }))).Body!.transformToByteArray()).toString();
-	const exists = async (path: string) => (await node.api("GET", `/a/tree/stat/${encodeURIComponent(path)}`, undefined, admin)).status === 200;
-	const putJob = (Job: Record<string, unknown>, token = admin) => node.api("PUT", "/a/scheduler/jobs", { Job }, token);
+	const exists = async (path: string) => (await node.api("GET", `/a/tree/stat/${encodeURIComponent(path)}`, undefined, node.admin)).status === 200;
+	const putJob = (Job: Record<string, unknown>, token = node.admin) => node.api("PUT", "/a/scheduler/jobs", { Job }, token);
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		await addUser(node, admin, "jo", "jo-Pass-12345");
+		await addUser(node, node.admin, "jo", "jo-Pass-12345");
 		jo = await node.login("jo", "jo-Pass-12345");
-		s3 = s3Client(node, admin);
+		s3 = s3Client(node, node.admin);
 		await put("common-files/sched/src/a.txt", "alpha");
 	});
-	after(() => node.stop());
 
 	it("runs a job from its hook: the task finishes in the jobs API and the copy exists", async () => {
 		const r = await putJob({
@@ -47,24 +43,24 @@ describe("HTTP: scheduler jobs", function () {
 		const h = await node.api("POST", "/a/scheduler/hooks/copy-now", { Paths: ["common-files/sched/src/a.txt"] }, jo);
 		assert.equal(h.status, 200, h.text);
 		assert.deepEqual(h.body, { Success: true });
-		const task = await waitTask(node.api, admin, "hooked-copy");
+		const task = await waitTask(node.api, node.admin, "hooked-copy");
 		assert.equal(task.Status, "Finished", task.StatusMessage);
 		assert.equal(await get("common-files/sched/hooked/a.txt"), "alpha");
-		const listed = await node.api("POST", "/a/jobs/user", { Owner: "*" }, admin);
+		const listed = await node.api("POST", "/a/jobs/user", { Owner: "*" }, node.admin);
 		const job = listed.body.Jobs.find((j: { ID: string }) => j.ID === "hooked-copy");
 		assert.equal(job.Owner, "pydio.system.user");
 		assert.equal(job.Actions[0].ID, "actions.tree.copymove");
 		assert.equal(job.Tasks.length, 1);
 		// Controlled like any job: switched off, a hook no longer starts it; RunOnce with run parameters is refused while off.
-		assert.equal((await node.api("PUT", "/a/jobs/user", { Cmd: "Inactive", JobId: "hooked-copy" }, admin)).status, 200);
-		const off = await node.api("POST", "/a/scheduler/hooks/copy-now", { Paths: ["common-files/sched/src/a.txt"] }, admin);
+		assert.equal((await node.api("PUT", "/a/jobs/user", { Cmd: "Inactive", JobId: "hooked-copy" }, node.admin)).status, 200);
+		const off = await node.api("POST", "/a/scheduler/hooks/copy-now", { Paths: ["common-files/sched/src/a.txt"] }, node.admin);
 		// Success false: a zero value, omitted on the wire.
 		assert.equal(off.status, 200, off.text);
 		assert.notEqual(off.body.Success, true);
-		assert.equal((await tasks(node.api, admin, "hooked-copy")).length, 1);
-		assert.equal((await node.api("PUT", "/a/jobs/user", { Cmd: "Active", JobId: "hooked-copy" }, admin)).status, 200);
+		assert.equal((await tasks(node.api, node.admin, "hooked-copy")).length, 1);
+		assert.equal((await node.api("PUT", "/a/jobs/user", { Cmd: "Active", JobId: "hooked-copy" }, node.admin)).status, 200);
 		// Unknown slugs, anonymous callers, unreadable paths.
-		assert.equal((await node.api("POST", "/a/scheduler/hooks/nope", {}, admin)).status, 404);
+		assert.equal((await node.api("POST", "/a/scheduler/hooks/nope", {}, node.admin)).status, 404);
 		assert.equal((await node.api("POST", "/a/scheduler/hooks/copy-now", {})).status, 401);
 		assert.equal((await node.api("POST", "/a/scheduler/hooks/copy-now", { Paths: ["common-files/sched/none.txt"] }, jo)).status, 404);
 	});
@@ -78,15 +74,15 @@ describe("HTTP: scheduler jobs", function () {
 			Actions: [{ ID: "actions.archive.compress", Parameters: { nodes: '["common-files/sched/src/a.txt"]', archiveName: "common-files/sched/snap/s.zip" } }],
 		});
 		assert.equal(r.status, 200, r.text);
-		await until("two scheduled runs", async () => ((await tasks(node.api, admin, "every-second")).filter((t) => t.Status === "Finished").length >= 2 ? true : undefined), 15_000);
+		await until("two scheduled runs", async () => ((await tasks(node.api, node.admin, "every-second")).filter((t) => t.Status === "Finished").length >= 2 ? true : undefined), 15_000);
 		assert.ok(await exists("common-files/sched/snap/s.zip"));
-		const timers = await node.api("POST", "/a/jobs/user", { Owner: "*", TimersOnly: true }, admin);
+		const timers = await node.api("POST", "/a/jobs/user", { Owner: "*", TimersOnly: true }, node.admin);
 		assert.deepEqual(timers.body.Jobs.map((j: { ID: string }) => j.ID), ["every-second"]);
 		assert.equal((await putJob({ ...r.body.Job, Inactive: true })).status, 200);
 		await new Promise((res) => setTimeout(res, 1500));
-		const n = (await tasks(node.api, admin, "every-second")).length;
+		const n = (await tasks(node.api, node.admin, "every-second")).length;
 		await new Promise((res) => setTimeout(res, 2500));
-		assert.equal((await tasks(node.api, admin, "every-second")).length, n, "an inactive job does not run");
+		assert.equal((await tasks(node.api, node.admin, "every-second")).length, n, "an inactive job does not run");
 	});
 
 	it("runs a job on upload, for nodes its filter takes, with the node as input", async () => {
@@ -100,13 +96,13 @@ describe("HTTP: scheduler jobs", function () {
 		assert.equal(r.status, 200, r.text);
 		await put("common-files/sched/incoming/ignored.bin", "x");
 		await put("common-files/sched/incoming/doc.txt", "delta");
-		const task = await waitTask(node.api, admin, "on-upload");
+		const task = await waitTask(node.api, node.admin, "on-upload");
 		assert.equal(task.Status, "Finished", task.StatusMessage);
 		assert.equal(await get("common-files/sched/archived/doc.txt"), "delta");
 		await new Promise((res) => setTimeout(res, 500));
-		assert.equal((await tasks(node.api, admin, "on-upload")).length, 1, "the filtered-out upload started nothing");
+		assert.equal((await tasks(node.api, node.admin, "on-upload")).length, 1, "the filtered-out upload started nothing");
 		assert.equal(await exists("common-files/sched/archived/ignored.bin"), false);
-		const events = await node.api("POST", "/a/jobs/user", { Owner: "*", EventsOnly: true }, admin);
+		const events = await node.api("POST", "/a/jobs/user", { Owner: "*", EventsOnly: true }, node.admin);
 		assert.deepEqual(events.body.Jobs.map((j: { ID: string }) => j.ID), ["on-upload"]);
 	});
 
@@ -115,30 +111,30 @@ describe("HTTP: scheduler jobs", function () {
 		assert.equal((await putJob(job)).status, 200);
 		assert.equal((await putJob({ ...job, Label: "Second" })).status, 200);
 		assert.equal((await putJob({ ...job, Label: "Third" })).status, 200);
-		const list = await node.api("POST", "/a/scheduler/versions/versioned", { LoadJobs: true }, admin);
+		const list = await node.api("POST", "/a/scheduler/versions/versioned", { LoadJobs: true }, node.admin);
 		assert.equal(list.status, 200, list.text);
 		assert.deepEqual(list.body.Versions.map((v: { Label: string }) => v.Label), ["Second", "First"]);
 		const [second, first] = list.body.Versions;
 		assert.equal(first.JobID, "versioned");
 		assert.equal(first.Job.Label, "First");
 		assert.equal(typeof first.Date, "number");
-		const short = await node.api("POST", "/a/scheduler/versions/versioned", {}, admin);
+		const short = await node.api("POST", "/a/scheduler/versions/versioned", {}, node.admin);
 		assert.equal(short.body.Versions[0].Job, undefined);
-		const restored = await node.api("PATCH", `/a/scheduler/versions/versioned/${first.ID}`, {}, admin);
+		const restored = await node.api("PATCH", `/a/scheduler/versions/versioned/${first.ID}`, {}, node.admin);
 		assert.equal(restored.status, 200, restored.text);
 		assert.equal(restored.body.Success, true);
 		assert.equal(restored.body.Job.Label, "First");
-		const after = await node.api("POST", "/a/scheduler/versions/versioned", {}, admin);
+		const after = await node.api("POST", "/a/scheduler/versions/versioned", {}, node.admin);
 		assert.deepEqual(after.body.Versions.map((v: { Label: string }) => v.Label), ["Third", "Second", "First"]);
-		assert.deepEqual((await node.api("DELETE", `/a/scheduler/versions/versioned/${second.ID}`, undefined, admin)).body, { Success: true });
-		assert.equal((await node.api("DELETE", `/a/scheduler/versions/versioned/${second.ID}`, undefined, admin)).status, 404);
-		assert.equal((await node.api("PATCH", "/a/scheduler/versions/versioned/nope", {}, admin)).status, 404);
-		assert.equal((await node.api("POST", "/a/scheduler/versions/nope", {}, admin)).status, 404);
-		const del = await node.api("DELETE", "/a/scheduler/jobs/versioned", undefined, admin);
+		assert.deepEqual((await node.api("DELETE", `/a/scheduler/versions/versioned/${second.ID}`, undefined, node.admin)).body, { Success: true });
+		assert.equal((await node.api("DELETE", `/a/scheduler/versions/versioned/${second.ID}`, undefined, node.admin)).status, 404);
+		assert.equal((await node.api("PATCH", "/a/scheduler/versions/versioned/nope", {}, node.admin)).status, 404);
+		assert.equal((await node.api("POST", "/a/scheduler/versions/nope", {}, node.admin)).status, 404);
+		const del = await node.api("DELETE", "/a/scheduler/jobs/versioned", undefined, node.admin);
 		assert.equal(del.status, 200, del.text);
 		assert.equal(del.body.Success, true);
-		assert.equal((await node.api("DELETE", "/a/scheduler/jobs/versioned", undefined, admin)).status, 404);
-		assert.deepEqual((await node.api("POST", "/a/jobs/user", { JobIDs: ["versioned"] }, admin)).body.Jobs ?? [], []);
+		assert.equal((await node.api("DELETE", "/a/scheduler/jobs/versioned", undefined, node.admin)).status, 404);
+		assert.deepEqual((await node.api("POST", "/a/jobs/user", { JobIDs: ["versioned"] }, node.admin)).body.Jobs ?? [], []);
 	});
 
 	it("refuses what it would not do, naming it", async () => {
@@ -164,7 +160,7 @@ describe("HTTP: scheduler jobs", function () {
 			assert.ok(r.status === 400 || r.status === 409, `${JSON.stringify(job)}: ${r.status} ${r.text}`);
 			assert.match(r.text, why, JSON.stringify(job));
 		}
-		assert.equal((await node.api("DELETE", "/a/scheduler/jobs/hooked-copy?CleanableJobs=true", undefined, admin)).status, 400);
+		assert.equal((await node.api("DELETE", "/a/scheduler/jobs/hooked-copy?CleanableJobs=true", undefined, node.admin)).status, 400);
 	});
 
 	it("is for administrators", async () => {

@@ -1,25 +1,22 @@
 // Document tokens and scoped personal tokens reach only their nodes, with only the rights they name.
 import assert from "node:assert/strict";
 import { S3Client, PutObjectCommand } from "@aws-sdk/client-s3";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 
 describe("HTTP: tokens scoped to nodes", function () {
 	this.timeout(30_000);
-	let node: TestNode;
+	const node = useNode();
 	let alice: string;
 
 	const get = (token: string, key: string) => fetch(`${node.url}/io/${key}`, { headers: { "X-Pydio-Bearer": token } });
 	const put = (token: string, key: string, body: string) => fetch(`${node.url}/io/${key}`, { method: "PUT", headers: { "X-Pydio-Bearer": token, "Content-Length": String(body.length) }, body });
 
 	before(async () => {
-		node = await startNode();
-		const admin = await node.login("admin", node.adminPassword);
-		await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, admin);
+		await node.api("PUT", "/a/user/alice", { Password: "Alice-Pass-1234", Attributes: { profile: "standard" } }, node.admin);
 		alice = await node.login("alice", "Alice-Pass-1234");
 		const s3 = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: alice, secretAccessKey: "gatewaysecret" } });
 		for (const k of ["doc/a.txt", "doc/b.txt", "shared/x/one.txt"]) await s3.send(new PutObjectCommand({ Bucket: "io", Key: `common-files/${k}`, Body: k }));
 	});
-	after(() => node.stop());
 
 	it("a document token opens its document and nothing else", async () => {
 		const r = await node.api("POST", "/a/auth/token/document", { Path: "common-files/doc/a.txt" }, alice);

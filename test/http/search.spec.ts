@@ -3,7 +3,7 @@
 // every check polls with a short deadline).
 import assert from "node:assert/strict";
 import { S3Client, PutObjectCommand } from "@aws-sdk/client-s3";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 
 interface Hit {
 	Uuid: string;
@@ -16,7 +16,7 @@ interface Hit {
 
 describe("HTTP: search", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let sam: string;
 	let tom: string;
 	let s3: S3Client;
@@ -40,9 +40,7 @@ describe("HTTP: search", function () {
 	const put = (key: string, body: string | Buffer) => s3.send(new PutObjectCommand({ Bucket: "io", Key: key, Body: body }));
 
 	before(async () => {
-		node = await startNode();
-		const admin = await node.login("admin", node.adminPassword);
-		for (const login of ["sam", "tom"]) assert.equal((await node.api("PUT", `/a/user/${login}`, { Password: "Search-Pass-123", Attributes: { profile: "standard" } }, admin)).status, 200);
+		for (const login of ["sam", "tom"]) assert.equal((await node.api("PUT", `/a/user/${login}`, { Password: "Search-Pass-123", Attributes: { profile: "standard" } }, node.admin)).status, 200);
 		sam = await node.login("sam", "Search-Pass-123");
 		tom = await node.login("tom", "Search-Pass-123");
 		s3 = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: sam, secretAccessKey: "gatewaysecret" } });
@@ -53,7 +51,6 @@ describe("HTTP: search", function () {
 		await put("personal-files/diary.md", "Dear diary, the zeppelin landed in my garden.");
 		await put("personal-files/.secret-report.txt", "hidden");
 	});
-	after(() => node.stop());
 
 	it("answers {Total: 0} without a Query, 401 without credentials, 400 on a bad query", async () => {
 		const r = await node.api("POST", "/a/search/nodes", {}, sam);

@@ -1,23 +1,21 @@
 import assert from "node:assert/strict";
 import { S3Client, PutObjectCommand } from "@aws-sdk/client-s3";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { zipTexts } from "../helpers/zip";
 
 describe("HTTP: selections downloaded as one zip through /io", function () {
 	this.timeout(30_000);
-	let node: TestNode;
+	const node = useNode();
 	let token: string;
 	let other: string;
 
 	before(async () => {
-		node = await startNode();
 		token = await node.login("admin", node.adminPassword);
 		await node.api("PUT", "/a/user/zoe", { Password: "Zoe-Pass-12345", Attributes: { profile: "standard" } }, token);
 		other = await node.login("zoe", "Zoe-Pass-12345");
 		const s3 = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: token, secretAccessKey: "gatewaysecret" } });
 		for (const [k, v] of Object.entries({ "sel/one.txt": "1", "sel/dir/two.txt": "22", "sel/dir/deep/three.txt": "333" })) await s3.send(new PutObjectCommand({ Bucket: "io", Key: `common-files/${k}`, Body: v }));
 	});
-	after(() => node.stop());
 
 	it("saves a selection and streams it as a zip with folders expanded", async () => {
 		const sel = await node.api("POST", "/a/tree/selection", { Nodes: [{ Path: "common-files/sel/one.txt" }, { Path: "common-files/sel/dir" }] }, token);

@@ -1,22 +1,19 @@
 // The enterprise audit of shares: who shared what with whom (cells and links by node, their owner, readers and
 // writers, links past their end or limit flagged), filters, administrators only.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 
 describe("HTTP: audit of shares (GET /a/audit/data/reports, POST /a/audit/data/shares)", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let alice: string;
 	let aliceUuid: string;
 	let bobUuid: string;
 	let folder: string;
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
 		for (const u of ["alice", "bob"]) {
-			const r = await node.api("PUT", `/a/user/${u}`, { Password: `${u}-Pass-12345`, Attributes: { profile: "standard" } }, admin);
+			const r = await node.api("PUT", `/a/user/${u}`, { Password: `${u}-Pass-12345`, Attributes: { profile: "standard" } }, node.admin);
 			if (u === "alice") aliceUuid = r.body.Uuid;
 			else bobUuid = r.body.Uuid;
 		}
@@ -30,10 +27,9 @@ describe("HTTP: audit of shares (GET /a/audit/data/reports, POST /a/audit/data/s
 		const past = await node.api("PUT", "/a/share/link", { ShareLink: { Uuid: link.body.Uuid, Label: "Old link", AccessEnd: String(Math.floor(Date.now() / 1000) - 10) } }, alice);
 		assert.equal(past.status, 200, past.text);
 	});
-	after(() => node.stop());
 
 	it("lists the shared node with its cell and link, owner and readers; the expired link is flagged", async () => {
-		const r = await node.api("POST", "/a/audit/data/shares", { ShareType: "ANY" }, admin);
+		const r = await node.api("POST", "/a/audit/data/shares", { ShareType: "ANY" }, node.admin);
 		assert.equal(r.status, 200, r.text);
 		const res = r.body.Resources.find((x: { Node?: { Uuid: string } }) => x.Node?.Uuid === folder);
 		assert.ok(res, r.text);
@@ -49,18 +45,18 @@ describe("HTTP: audit of shares (GET /a/audit/data/reports, POST /a/audit/data/s
 	});
 
 	it("filters by type and owner; the report date is now; non-admins get 403", async () => {
-		const links = await node.api("POST", "/a/audit/data/shares", { ShareType: "LINK" }, admin);
+		const links = await node.api("POST", "/a/audit/data/shares", { ShareType: "LINK" }, node.admin);
 		assert.equal(links.status, 200, links.text);
 		assert.ok(links.body.Resources.every((x: { Workspaces: { Workspace: { Scope: string } }[] }) => x.Workspaces.every((w) => w.Workspace.Scope === "LINK")));
-		const none = await node.api("POST", "/a/audit/data/shares", { ShareType: "CELL", OwnerUUID: bobUuid }, admin);
+		const none = await node.api("POST", "/a/audit/data/shares", { ShareType: "CELL", OwnerUUID: bobUuid }, node.admin);
 		assert.equal(none.body.Total ?? 0, 0);
-		const mine = await node.api("POST", "/a/audit/data/shares", { ShareType: "CELL", OwnerUUID: aliceUuid }, admin);
+		const mine = await node.api("POST", "/a/audit/data/shares", { ShareType: "CELL", OwnerUUID: aliceUuid }, node.admin);
 		assert.equal(mine.body.Total, 1);
-		const reports = await node.api("GET", "/a/audit/data/reports", undefined, admin);
+		const reports = await node.api("GET", "/a/audit/data/reports", undefined, node.admin);
 		assert.equal(reports.status, 200);
 		assert.ok(Math.abs(reports.body.ReportDates[0] - Date.now() / 1000) < 60);
 		assert.equal((await node.api("POST", "/a/audit/data/shares", {}, alice)).status, 403);
 		assert.equal((await node.api("GET", "/a/audit/data/reports", undefined, alice)).status, 403);
-		assert.equal((await node.api("POST", "/a/audit/data/shares", { ShareType: "NOPE" }, admin)).status, 400);
+		assert.equal((await node.api("POST", "/a/audit/data/shares", { ShareType: "NOPE" }, node.admin)).status, 400);
 	});
 });

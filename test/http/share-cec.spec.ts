@@ -4,24 +4,20 @@
 // and prints `<server url><LinkUrl>`; `cec create-cell <label> --username bob` reads the user (GET /a/user/bob) and
 // sends it whole in the cell's ACLs with CreateEmptyRoot.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUsers } from "../helpers/users";
 import type { PublicLinkInfo } from "../../lib/contracts/share";
 
 describe("HTTP: what the Cells CLI sends for shares (cec share, cec create-cell)", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let alice: string;
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		alice = (await addUsers(node, admin, ["alice", "bob"], { email: false, displayName: false })).alice.token;
+		alice = (await addUsers(node, node.admin, ["alice", "bob"], { email: false, displayName: false })).alice.token;
 		const r = await fetch(`${node.url}/io/personal-files/MyPublicImage.jpg`, { method: "PUT", headers: { "X-Pydio-Bearer": alice }, body: "jpeg bytes" });
 		assert.equal(r.status, 200);
 	});
-	after(() => node.stop());
 
 	it("cec share personal-files/MyPublicImage.jpg: a public link the CLI can print, that a visitor opens", async () => {
 		// StatNode

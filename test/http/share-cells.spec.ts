@@ -3,13 +3,12 @@
 // of the cell cuts his access at once. A cell with an empty root of its own, multi-root cells, the owner-only
 // edits, the shared resources listing, share policies, and hostile inputs.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUsers } from "../helpers/users";
 
 describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let alice: string;
 	let bob: string;
 	let carol: string;
@@ -21,13 +20,10 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 	const member = (uuid: string, ...actions: string[]) => ({ [uuid]: { RoleId: uuid, IsUserRole: true, Actions: actions.map((Name) => ({ Name })) } });
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		const users = await addUsers(node, admin, ["alice", "bob", "carol"], { email: false, displayName: false });
+		const users = await addUsers(node, node.admin, ["alice", "bob", "carol"], { email: false, displayName: false });
 		[alice, bob, carol] = [users.alice.token, users.bob.token, users.carol.token];
 		[bobUuid, carolUuid] = [users.bob.uuid, users.carol.uuid];
 	});
-	after(() => node.stop());
 
 	let cellUuid: string;
 	let folderUuid: string;
@@ -122,7 +118,7 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		assert.equal(res.Cells[0].Uuid, cellUuid);
 		assert.equal((await node.api("POST", "/a/share/resources", { ShareType: "CELLS", OwnedBySubject: true }, bob)).body.Resources?.length ?? 0, 0);
 		assert.equal((await node.api("POST", "/a/share/resources", { Subject: "user:alice" }, bob)).status, 403);
-		const byAdmin = await node.api("POST", "/a/share/resources", { Subject: `user:${carolUuid}`, ShareType: "ANY" }, admin);
+		const byAdmin = await node.api("POST", "/a/share/resources", { Subject: `user:${carolUuid}`, ShareType: "ANY" }, node.admin);
 		assert.equal(byAdmin.status, 200, byAdmin.text);
 	});
 
@@ -134,9 +130,9 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 		assert.equal(r.status, 200, r.text);
 		assert.equal(r.body.Success, true);
 		assert.equal(r.body.PoliciesContextEditable, true);
-		const ws = await node.api("POST", "/a/workspace", {}, admin);
+		const ws = await node.api("POST", "/a/workspace", {}, node.admin);
 		const common = ws.body.Workspaces.find((w: { Slug: string }) => w.Slug === "common-files");
-		assert.equal((await node.api("PUT", "/a/share/policies", { Uuid: common.UUID, Policies: policies }, admin)).status, 403);
+		assert.equal((await node.api("PUT", "/a/share/policies", { Uuid: common.UUID, Policies: policies }, node.admin)).status, 403);
 	});
 
 	it("CreateEmptyRoot makes a new folder under alice's cells; two roots show as children of the cell's slug", async () => {
@@ -169,7 +165,7 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 			if (!found.includes("team-room/docs/d.txt")) await new Promise((res) => setTimeout(res, 100));
 		}
 		assert.ok(found.includes("team-room/docs/d.txt"), JSON.stringify(found));
-		const cellsFolder = async () => ((await node.api("POST", "/a/tree/admin/list", { Node: { Path: "cellsdata/alice" } }, admin)).body.Children ?? []).map((n: { Path: string }) => n.Path);
+		const cellsFolder = async () => ((await node.api("POST", "/a/tree/admin/list", { Node: { Path: "cellsdata/alice" } }, node.admin)).body.Children ?? []).map((n: { Path: string }) => n.Path);
 		assert.deepEqual(await cellsFolder(), ["cellsdata/alice/Team room"]);
 		const ok = await node.api("DELETE", `/a/share/cell/${r.body.Uuid}`, undefined, alice);
 		assert.equal(ok.status, 200, ok.text);
@@ -181,9 +177,9 @@ describe("HTTP: cells (PUT/GET/DELETE /a/share/cell)", function () {
 	});
 
 	it("a cell shared with a group reaches its members, and says it is a group", async () => {
-		const g = await node.api("PUT", "/a/user/%2Fdesigners", { IsGroup: true, GroupLabel: "designers", GroupPath: "/" }, admin);
+		const g = await node.api("PUT", "/a/user/%2Fdesigners", { IsGroup: true, GroupLabel: "designers", GroupPath: "/" }, node.admin);
 		assert.equal(g.status, 200, g.text);
-		const dave = await node.api("PUT", "/a/user/dave", { Password: "dave-Pass-12345", GroupPath: "/designers", Attributes: { profile: "standard" } }, admin);
+		const dave = await node.api("PUT", "/a/user/dave", { Password: "dave-Pass-12345", GroupPath: "/designers", Attributes: { profile: "standard" } }, node.admin);
 		assert.equal(dave.status, 200, dave.text);
 		assert.equal((await node.io("PUT", "personal-files/mockups/m.txt", alice, "mock")).status, 200);
 		const folder = (await stat("personal-files/mockups", alice)).body.Node.Uuid;

@@ -2,7 +2,7 @@
 // RestrictToTargetUsers at the minisite login, preview-only links (no attachment download, no zip), and a shared
 // root moved to the recycle bin no longer reachable through its cell or link.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { until } from "../helpers/poll";
 import { Relay } from "../helpers/smtp";
 import { addUsers, type TestUser } from "../helpers/users";
@@ -12,28 +12,22 @@ import { LINK_RESTRICTED_CODE } from "../../lib/share/minisite";
 describe("HTTP: share invitations by mail and what links enforce", function () {
 	this.timeout(60_000);
 	const relay = new Relay();
-	let node: TestNode;
+	before(() => relay.start());
+	const node = useNode(() => ({ env: { SMTP_URL: relay.url, MAIL_RETRY_DELAY: "1" } }));
 	let alice: TestUser;
 	let bob: TestUser;
 	let carol: TestUser;
-	let admin: string;
 	const uuidOf = async (path: string) => (await node.api("GET", `/a/tree/stat/${encodeURIComponent(path)}`, undefined, alice.token)).body.Node.Uuid as string;
 	const info = (hash: string) => node.broker.call<PublicLinkInfo, { hash: string }>("share.publicLink", { hash });
 	const visit = (i: PublicLinkInfo, extra: Record<string, string> = {}) =>
 		node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login: i.Login, password: `${i.Login}#$!Az1`, ...extra } }, undefined, { "X-Pydio-Minisite": i.Hash });
 
 	before(async () => {
-		await relay.start();
-		node = await startNode({ env: { SMTP_URL: relay.url, MAIL_RETRY_DELAY: "1" } });
-		admin = await node.login("admin", node.adminPassword);
-		({ alice, bob } = await addUsers(node, admin, ["alice", "bob"]));
-		({ carol } = await addUsers(node, admin, ["carol"], { email: false }));
+		({ alice, bob } = await addUsers(node, node.admin, ["alice", "bob"]));
+		({ carol } = await addUsers(node, node.admin, ["carol"], { email: false }));
 		for (const f of ["sent/brief.txt", "preview/photo.txt", "gone/old.txt"]) assert.equal((await node.io("PUT", `personal-files/${f}`, alice.token, `content of ${f}`)).status, 200);
 	});
-	after(async () => {
-		await node.stop();
-		await relay.stop();
-	});
+	after(() => relay.stop());
 
 	it("a cell mails its new members only, and only those with an email", async () => {
 		const r = await node.api("PUT", "/a/share/cell", { Room: { Label: "Gone", RootNodes: [{ Uuid: await uuidOf("personal-files/gone") }], ACLs: { [carol.uuid]: { RoleId: carol.uuid, Actions: [{ Name: "read" }] } } } }, alice.token);
@@ -107,9 +101,9 @@ describe("HTTP: share invitations by mail and what links enforce", function () {
 		const r = await node.api("PUT", "/a/share/link", { ShareLink: { Label: "Still a link", RootNodes: [{ Uuid: await uuidOf("personal-files/preview") }], Permissions: ["Preview"] } }, alice.token);
 		assert.equal(r.status, 200, r.text);
 		const i = await info(r.body.LinkHash);
-		const hidden = await node.api("GET", `/a/user/${i.Login}`, undefined, admin);
+		const hidden = await node.api("GET", `/a/user/${i.Login}`, undefined, node.admin);
 		assert.equal(hidden.status, 200, hidden.text);
-		const edit = await node.api("PUT", `/a/user/${i.Login}`, { Uuid: hidden.body.Uuid, Login: i.Login, Attributes: { profile: "standard" } }, admin);
+		const edit = await node.api("PUT", `/a/user/${i.Login}`, { Uuid: hidden.body.Uuid, Login: i.Login, Attributes: { profile: "standard" } }, node.admin);
 		assert.equal(edit.status, 200, edit.text);
 		const jwt = (await visit(i)).body.JWT as string;
 		assert.equal((await node.io("GET", `${i.RootPath}/photo.txt?response-content-disposition=attachment`, jwt)).status, 403);

@@ -3,13 +3,12 @@
 // deleted links refused, the hidden user's login only through its own link's minisite, the share settings an
 // administrator sets on a role, and hostile inputs.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import type { PublicLinkInfo } from "../../lib/contracts/share";
 
 describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let alice: string;
 	let bob: string;
 
@@ -20,16 +19,13 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 		node.api("POST", "/a/frontend/session", { AuthInfo: { type: "credentials", login, password } }, undefined, hash ? { "X-Pydio-Minisite": hash } : {});
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		for (const u of ["alice", "bob"]) assert.equal((await node.api("PUT", `/a/user/${u}`, { Password: `${u}-Pass-12345`, Attributes: { profile: "standard" } }, admin)).status, 200);
+		for (const u of ["alice", "bob"]) assert.equal((await node.api("PUT", `/a/user/${u}`, { Password: `${u}-Pass-12345`, Attributes: { profile: "standard" } }, node.admin)).status, 200);
 		alice = await node.login("alice", "alice-Pass-12345");
 		bob = await node.login("bob", "bob-Pass-12345");
 		assert.equal((await node.io("PUT", "personal-files/pub/report.txt", alice, "quarterly report")).status, 200);
 		assert.equal((await node.io("PUT", "personal-files/drop/.keep", alice, "")).status, 200);
 		assert.equal((await node.io("PUT", "personal-files/single.pdf", alice, "%PDF-1.4 one file")).status, 200);
 	});
-	after(() => node.stop());
 
 	let pub: { Uuid: string; LinkHash: string; UserLogin: string };
 	let visitor: string;
@@ -219,16 +215,16 @@ describe("HTTP: public links (PUT/GET/DELETE /a/share/link, the minisite)", func
 	});
 
 	it("share settings set on a role (parameter:action.share:*) are honoured", async () => {
-		const me = await node.api("GET", "/a/user/bob", undefined, admin);
+		const me = await node.api("GET", "/a/user/bob", undefined, node.admin);
 		const role = me.body.Uuid as string;
-		const acl = await node.api("PUT", "/a/acl", { RoleID: role, WorkspaceID: "PYDIO_REPO_SCOPE_ALL", Action: { Name: "parameter:action.share:ENABLE_FOLDER_PUBLIC_LINK", Value: "false" } }, admin);
+		const acl = await node.api("PUT", "/a/acl", { RoleID: role, WorkspaceID: "PYDIO_REPO_SCOPE_ALL", Action: { Name: "parameter:action.share:ENABLE_FOLDER_PUBLIC_LINK", Value: "false" } }, node.admin);
 		assert.equal(acl.status, 200, acl.text);
 		assert.equal((await node.io("PUT", "personal-files/b/x.txt", bob, "x")).status, 200);
 		const folder = (await stat("personal-files/b", bob)).body.Node.Uuid;
 		const r = await node.api("PUT", "/a/share/link", { ShareLink: { Label: "b", RootNodes: [{ Uuid: folder }], Permissions: ["Preview"] } }, bob);
 		assert.equal(r.status, 403, r.text);
 		assert.equal(r.body.Code, "folder.public-link.forbidden");
-		await node.api("PUT", "/a/acl", { RoleID: role, WorkspaceID: "PYDIO_REPO_SCOPE_ALL", Action: { Name: "parameter:action.share:SHARE_FORCE_PASSWORD", Value: "true" } }, admin);
+		await node.api("PUT", "/a/acl", { RoleID: role, WorkspaceID: "PYDIO_REPO_SCOPE_ALL", Action: { Name: "parameter:action.share:SHARE_FORCE_PASSWORD", Value: "true" } }, node.admin);
 		const file = (await stat("personal-files/b/x.txt", bob)).body.Node.Uuid;
 		const f = await node.api("PUT", "/a/share/link", { ShareLink: { Label: "x", RootNodes: [{ Uuid: file }], Permissions: ["Preview"] } }, bob);
 		assert.equal(f.status, 403, f.text);

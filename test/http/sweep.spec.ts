@@ -3,19 +3,15 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, renameSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 
 describe("HTTP: sweeping leftovers of interrupted writes", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		assert.equal((await node.api("POST", "/a/config/datasource/sweepme", { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "sweepme" } }, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/config/datasource/sweepme", { StorageType: "LOCAL", FlatStorage: false, StorageConfiguration: { folder: "sweepme" } }, node.admin)).status, 200);
 	});
-	after(() => node.stop());
 
 	it("removes old staged uploads and temp files, keeps recent ones", async () => {
 		const root = join(node.dataDir, "sweepme");
@@ -28,7 +24,7 @@ describe("HTTP: sweeping leftovers of interrupted writes", function () {
 		}
 		utimesSync(files.oldStaged, old, old);
 		utimesSync(files.oldTmp, old, old);
-		const user = await node.broker.call("auth.resolve", { token: admin });
+		const user = await node.broker.call("auth.resolve", { token: node.admin });
 		const r = await node.broker.call<{ Removed: number }, { maxAgeMs: number }>("tree.sweep", { maxAgeMs: day * 1000 }, { meta: { user } });
 		assert.ok(r.Removed >= 2);
 		assert.ok(!existsSync(files.oldStaged));
@@ -40,9 +36,9 @@ describe("HTTP: sweeping leftovers of interrupted writes", function () {
 		const root = join(node.dataDir, "pydiods1");
 		const day = 24 * 3600;
 		const old = Date.now() / 1000 - 2 * day;
-		const put = await fetch(`${node.url}/io/common-files/sweep/kept.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": admin }, body: "kept content" });
+		const put = await fetch(`${node.url}/io/common-files/sweep/kept.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": node.admin }, body: "kept content" });
 		assert.equal(put.status, 200);
-		const uuid = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/sweep/kept.txt")}`, undefined, admin)).body.Node.Uuid as string;
+		const uuid = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/sweep/kept.txt")}`, undefined, node.admin)).body.Node.Uuid as string;
 		assert.ok(existsSync(join(root, uuid)), "flat content lives at the node's uuid");
 		const plant = (name: string, age: number | null) => {
 			writeFileSync(join(root, name), "x");
@@ -54,7 +50,7 @@ describe("HTTP: sweeping leftovers of interrupted writes", function () {
 		const fresh = plant(randomUUID(), null);
 		const foreign = plant("notes.txt", old);
 		utimesSync(join(root, uuid), old, old);
-		const user = await node.broker.call("auth.resolve", { token: admin });
+		const user = await node.broker.call("auth.resolve", { token: node.admin });
 		// Without `orphans` (the hourly run) nothing of this is touched.
 		await node.broker.call("tree.sweep", { maxAgeMs: day * 1000 }, { meta: { user } });
 		assert.ok(existsSync(orphan));
@@ -63,14 +59,14 @@ describe("HTTP: sweeping leftovers of interrupted writes", function () {
 		assert.ok(!existsSync(superseded), "an old replaced version of a node's content is removed");
 		assert.ok(existsSync(fresh), "a recent object may be an upload about to be committed");
 		assert.ok(existsSync(foreign), "what this service did not write is left alone");
-		const got = await fetch(`${node.url}/io/common-files/sweep/kept.txt`, { headers: { "X-Pydio-Bearer": admin } });
+		const got = await fetch(`${node.url}/io/common-files/sweep/kept.txt`, { headers: { "X-Pydio-Bearer": node.admin } });
 		assert.equal(await got.text(), "kept content");
 
 		// Two first uploads of one path racing leave the node (the first one's uuid) on the second one's object:
 		// an object is kept whenever some node points to it, whatever uuid its key carries.
-		const put2 = await fetch(`${node.url}/io/common-files/sweep/raced.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": admin }, body: "raced content" });
+		const put2 = await fetch(`${node.url}/io/common-files/sweep/raced.txt`, { method: "PUT", headers: { "X-Pydio-Bearer": node.admin }, body: "raced content" });
 		assert.equal(put2.status, 200);
-		const raced = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/sweep/raced.txt")}`, undefined, admin)).body.Node.Uuid as string;
+		const raced = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/sweep/raced.txt")}`, undefined, node.admin)).body.Node.Uuid as string;
 		const other = randomUUID();
 		renameSync(join(root, raced), join(root, other));
 		const tree = node.broker.getLocalService("tree") as unknown as { ops: { index: { setKey(uuid: string, key: string): Promise<void> } } };
@@ -78,7 +74,7 @@ describe("HTTP: sweeping leftovers of interrupted writes", function () {
 		utimesSync(join(root, other), old, old);
 		await node.broker.call("tree.sweep", { maxAgeMs: day * 1000, orphans: true }, { meta: { user } });
 		assert.ok(existsSync(join(root, other)));
-		const got2 = await fetch(`${node.url}/io/common-files/sweep/raced.txt`, { headers: { "X-Pydio-Bearer": admin } });
+		const got2 = await fetch(`${node.url}/io/common-files/sweep/raced.txt`, { headers: { "X-Pydio-Bearer": node.admin } });
 		assert.equal(await got2.text(), "raced content");
 	});
 });

@@ -5,12 +5,11 @@ import { readZip } from "../helpers/zip";
 import { createHash } from "node:crypto";
 import { METHOD_STORE } from "../../lib/jobs/zip";
 import { getTemplate } from "../../lib/templates";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 
 const md5 = (b: Buffer) => createHash("md5").update(b).digest("hex");
 const enc = (p: string) => encodeURIComponent(p);
-
 
 interface RestTemplate {
 	UUID: string;
@@ -21,16 +20,13 @@ interface RestTemplate {
 
 describe("HTTP: document templates", function () {
 	this.timeout(30_000);
-	let node: TestNode;
+	const node = useNode();
 	let alice: string;
 	let templates: RestTemplate[];
 
 	before(async () => {
-		node = await startNode();
-		const admin = await node.login("admin", node.adminPassword);
-		alice = await addUser(node, admin, "alice", "Alice-Pass-1234");
+		alice = await addUser(node, node.admin, "alice", "Alice-Pass-1234");
 	});
-	after(() => node.stop());
 
 	const stat = async (path: string) => node.api("GET", `/a/tree/stat/${enc(path)}`, undefined, alice);
 	const download = async (path: string) => {

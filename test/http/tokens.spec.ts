@@ -2,12 +2,11 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { simpleParser } from "mailparser";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 
 describe("HTTP: personal access tokens and password reset", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode({ env: { IP_BAN_THRESHOLD: "1000" } });
 	const now = () => Math.floor(Date.now() / 1000);
 	const outbox = () => {
 		const dir = join(node.dataDir, "outbox");
@@ -23,15 +22,12 @@ describe("HTTP: personal access tokens and password reset", function () {
 	const RESET_ANSWER = { Success: true, Message: "If this account exists, an email has been sent with instructions to reset the password." };
 
 	before(async () => {
-		node = await startNode({ env: { IP_BAN_THRESHOLD: "1000" } });
-		admin = await node.login("admin", node.adminPassword);
-		const r = await node.api("PUT", "/a/user/dora", { Password: "Dora-Pass-1234", Attributes: { profile: "standard", email: "dora@example.com" } }, admin);
+		const r = await node.api("PUT", "/a/user/dora", { Password: "Dora-Pass-1234", Attributes: { profile: "standard", email: "dora@example.com" } }, node.admin);
 		assert.equal(r.status, 200, r.text);
 	});
-	after(() => node.stop());
 
 	it("a PAT works as Bearer until it is revoked", async () => {
-		const gen = await node.api("POST", "/a/auth/token/personal", { Label: "http-test", ExpiresAt: String(now() + 3600) }, admin);
+		const gen = await node.api("POST", "/a/auth/token/personal", { Label: "http-test", ExpiresAt: String(now() + 3600) }, node.admin);
 		assert.equal(gen.status, 200, gen.text);
 		const pat = gen.body.AccessToken as string;
 		assert.match(pat, /^pat_[A-Za-z0-9_-]{43}$/);
@@ -40,7 +36,7 @@ describe("HTTP: personal access tokens and password reset", function () {
 		assert.equal(me.status, 200, me.text);
 		assert.equal(me.body.Login, "admin");
 
-		const list = await node.api("POST", "/a/auth/tokens", {}, admin);
+		const list = await node.api("POST", "/a/auth/tokens", {}, node.admin);
 		assert.equal(list.status, 200, list.text);
 		const entry = list.body.Tokens.find((t: { Label: string }) => t.Label === "http-test");
 		assert.ok(entry, list.text);
@@ -48,15 +44,15 @@ describe("HTTP: personal access tokens and password reset", function () {
 		assert.match(entry.ExpiresAt, /^\d+$/); // int64 as a string on the wire
 		assert.ok(!list.text.includes(pat));
 
-		const del = await node.api("DELETE", `/a/auth/tokens/${entry.Uuid}`, undefined, admin);
+		const del = await node.api("DELETE", `/a/auth/tokens/${entry.Uuid}`, undefined, node.admin);
 		assert.equal(del.status, 200, del.text);
 		assert.equal(del.body.Success, true);
 		assert.equal((await node.api("GET", "/a/user/admin", undefined, pat)).status, 401);
-		assert.equal((await node.api("DELETE", `/a/auth/tokens/${entry.Uuid}`, undefined, admin)).status, 404);
+		assert.equal((await node.api("DELETE", `/a/auth/tokens/${entry.Uuid}`, undefined, node.admin)).status, 404);
 	});
 
 	it("refuses a PAT request without expiry, and a user asking for someone else's", async () => {
-		const none = await node.api("POST", "/a/auth/token/personal", { Label: "x" }, admin);
+		const none = await node.api("POST", "/a/auth/token/personal", { Label: "x" }, node.admin);
 		assert.equal(none.status, 400, none.text);
 		assert.equal(none.body.Code, "missing.parameters");
 		assert.match(none.body.Title, /ExpiresAt .* or AutoRefresh/);
@@ -71,7 +67,7 @@ describe("HTTP: personal access tokens and password reset", function () {
 	it("impersonation is for admins only", async () => {
 		const dora = await node.login("dora", "Dora-Pass-1234");
 		assert.equal((await node.api("POST", "/a/auth/token/impersonate", { UserLogin: "admin" }, dora)).status, 403);
-		const imp = await node.api("POST", "/a/auth/token/impersonate", { UserLogin: "dora" }, admin);
+		const imp = await node.api("POST", "/a/auth/token/impersonate", { UserLogin: "dora" }, node.admin);
 		assert.equal(imp.status, 200, imp.text);
 		const me = await node.api("GET", "/a/user/dora", undefined, imp.body.AccessToken);
 		assert.equal(me.status, 200, me.text);

@@ -1,21 +1,17 @@
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 import { ZipWriter } from "../../lib/jobs/zip";
 import { TarWriter } from "../../lib/jobs/tar";
 
 describe("HTTP: the node tree", function () {
 	this.timeout(30_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let alice: string;
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		alice = await addUser(node, admin, "alice", "Alice-Pass-1234");
+		alice = await addUser(node, node.admin, "alice", "Alice-Pass-1234");
 	});
-	after(() => node.stop());
 
 	it("lists the caller's workspaces at the root", async () => {
 		const r = await node.api("POST", "/a/tree/stats", { NodePaths: ["", "/*"] }, alice);
@@ -191,9 +187,9 @@ describe("HTTP: the node tree", function () {
 		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "personal-files/mine", Type: "COLLECTION" }] }, alice)).status, 200);
 		const own = await node.api("POST", "/a/tree/stats", { NodePaths: ["personal-files/*"] }, alice);
 		assert.deepEqual(own.body.Nodes.map((n: { Path: string }) => n.Path), ["personal-files/mine"]);
-		const adm = await node.api("POST", "/a/tree/stats", { NodePaths: ["personal-files/*"] }, admin);
+		const adm = await node.api("POST", "/a/tree/stats", { NodePaths: ["personal-files/*"] }, node.admin);
 		assert.equal(adm.body.Nodes, undefined);
-		const adminView = await node.api("POST", "/a/tree/admin/list", { Node: { Path: "personal/alice" } }, admin);
+		const adminView = await node.api("POST", "/a/tree/admin/list", { Node: { Path: "personal/alice" } }, node.admin);
 		assert.equal(adminView.status, 200, adminView.text);
 		assert.deepEqual(adminView.body.Children.map((n: { Path: string }) => n.Path), ["personal/alice/mine"]);
 		assert.equal((await node.api("POST", "/a/tree/admin/list", { Node: { Path: "personal" } }, alice)).status, 403);

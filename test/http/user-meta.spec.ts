@@ -2,13 +2,12 @@
 // and the namespace's policies, values shown in stats and listings to those who may read them, tags, bookmarks,
 // search, and the contract search uses.
 import assert from "node:assert/strict";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import type { Identity } from "../../lib/auth/identity";
 
 describe("HTTP: user metadata", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let alice: string;
 	let bob: string;
 	let doc: string;
@@ -27,21 +26,18 @@ describe("HTTP: user metadata", function () {
 	const update = (token: string, MetaDatas: unknown[], Operation = "PUT") => node.api("PUT", "/a/user-meta/update", { Operation, MetaDatas }, token);
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		for (const u of ["alice", "bob"]) assert.equal((await node.api("PUT", `/a/user/${u}`, { Login: u, Password: "Meta-Pass-1234", Attributes: { profile: "standard" } }, admin)).status, 200);
+		for (const u of ["alice", "bob"]) assert.equal((await node.api("PUT", `/a/user/${u}`, { Login: u, Password: "Meta-Pass-1234", Attributes: { profile: "standard" } }, node.admin)).status, 200);
 		alice = await node.login("alice", "Meta-Pass-1234");
 		bob = await node.login("bob", "Meta-Pass-1234");
-		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/um/doc.txt", Type: "LEAF" }, { Path: "common-files/ro/locked.txt", Type: "LEAF" }], Recursive: true }, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/um/doc.txt", Type: "LEAF" }, { Path: "common-files/ro/locked.txt", Type: "LEAF" }], Recursive: true }, node.admin)).status, 200);
 		doc = await uuidOf("common-files/um/doc.txt", alice);
 		// A folder alice may only read (a node ACL on her role): its files take no values, but bookmarks.
-		const ro = await uuidOf("common-files/ro", admin);
+		const ro = await uuidOf("common-files/ro", node.admin);
 		const aliceUuid = (await node.broker.call<Identity, { token: string }>("auth.resolve", { token: alice })).Uuid;
-		const acl = await node.api("PUT", "/a/acl", { Action: { Name: "read", Value: "1" }, RoleID: aliceUuid, NodeID: ro }, admin);
+		const acl = await node.api("PUT", "/a/acl", { Action: { Name: "read", Value: "1" }, RoleID: aliceUuid, NodeID: ro }, node.admin);
 		assert.equal(acl.status, 200, acl.text);
 		roDoc = await uuidOf("common-files/ro/locked.txt", alice);
 	});
-	after(() => node.stop());
 
 	it("admins declare namespaces; everyone lists them by order, without the built-in bookmark", async () => {
 		const put = await node.api(
@@ -55,7 +51,7 @@ describe("HTTP: user metadata", function () {
 					{ Namespace: "usermeta-secret", Label: "Secret", Order: 3 },
 				],
 			},
-			admin,
+			node.admin,
 		);
 		assert.equal(put.status, 200, put.text);
 		assert.equal(put.body.Namespaces.length, 3);
@@ -75,10 +71,10 @@ describe("HTTP: user metadata", function () {
 		const byAlice = await node.api("PUT", "/a/user-meta/namespace", { Operation: "PUT", Namespaces: [{ Namespace: "usermeta-mine" }] }, alice);
 		// Cells' default REST policies keep PUT /user-meta/namespace to admins: refused before the handler.
 		assert.ok([401, 403].includes(byAlice.status), byAlice.text);
-		assert.equal((await node.api("PUT", "/a/user-meta/namespace", { Namespaces: [{ Namespace: "color" }] }, admin)).status, 400);
-		assert.equal((await node.api("PUT", "/a/user-meta/namespace", { Namespaces: [{ Namespace: "usermeta-x", JsonDefinition: "{oops" }] }, admin)).status, 400);
-		assert.equal((await node.api("PUT", "/a/user-meta/namespace", { Operation: "DELETE", Namespaces: [{ Namespace: "usermeta-nope" }] }, admin)).status, 404);
-		assert.equal((await node.api("PUT", "/a/user-meta/namespace", { Operation: "MOVE", Namespaces: [] }, admin)).status, 400);
+		assert.equal((await node.api("PUT", "/a/user-meta/namespace", { Namespaces: [{ Namespace: "color" }] }, node.admin)).status, 400);
+		assert.equal((await node.api("PUT", "/a/user-meta/namespace", { Namespaces: [{ Namespace: "usermeta-x", JsonDefinition: "{oops" }] }, node.admin)).status, 400);
+		assert.equal((await node.api("PUT", "/a/user-meta/namespace", { Operation: "DELETE", Namespaces: [{ Namespace: "usermeta-nope" }] }, node.admin)).status, 404);
+		assert.equal((await node.api("PUT", "/a/user-meta/namespace", { Operation: "MOVE", Namespaces: [] }, node.admin)).status, 400);
 	});
 
 	it("puts a value on a node the caller may write; stats and listings show it, a second PUT updates it", async () => {
@@ -99,16 +95,16 @@ describe("HTTP: user metadata", function () {
 	});
 
 	it("shows values only to those the namespace lets read, and lets only its writers write", async () => {
-		assert.equal((await update(admin, [{ NodeUuid: doc, Namespace: "usermeta-secret", JsonValue: "42" }])).status, 200);
-		const forAdmin = await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/um/doc.txt"] }, admin);
+		assert.equal((await update(node.admin, [{ NodeUuid: doc, Namespace: "usermeta-secret", JsonValue: "42" }])).status, 200);
+		const forAdmin = await node.api("POST", "/a/tree/stats", { NodePaths: ["common-files/um/doc.txt"] }, node.admin);
 		assert.equal(forAdmin.body.Nodes[0].MetaStore["usermeta-secret"], "42");
 		const denied = await update(alice, [{ NodeUuid: doc, Namespace: "usermeta-secret", JsonValue: "1" }]);
 		assert.equal(denied.status, 403, denied.text);
 		// A namespace readable by admins only.
-		await node.api("PUT", "/a/user-meta/namespace", { Namespaces: [{ Namespace: "usermeta-hidden", Policies: [{ Action: "READ", Subject: "profile:admin", Effect: "allow" }, { Action: "WRITE", Subject: "profile:admin", Effect: "allow" }] }] }, admin);
-		assert.equal((await update(admin, [{ NodeUuid: doc, Namespace: "usermeta-hidden", JsonValue: '"x"' }])).status, 200);
+		await node.api("PUT", "/a/user-meta/namespace", { Namespaces: [{ Namespace: "usermeta-hidden", Policies: [{ Action: "READ", Subject: "profile:admin", Effect: "allow" }, { Action: "WRITE", Subject: "profile:admin", Effect: "allow" }] }] }, node.admin);
+		assert.equal((await update(node.admin, [{ NodeUuid: doc, Namespace: "usermeta-hidden", JsonValue: '"x"' }])).status, 200);
 		assert.equal((await listed("common-files/um", alice))[0].MetaStore["usermeta-hidden"], undefined);
-		assert.equal((await listed("common-files/um", admin))[0].MetaStore["usermeta-hidden"], '"x"');
+		assert.equal((await listed("common-files/um", node.admin))[0].MetaStore["usermeta-hidden"], '"x"');
 	});
 
 	it("refuses unknown namespaces and nodes, bad JSON, and values on nodes the caller may only read", async () => {
@@ -139,8 +135,8 @@ describe("HTTP: user metadata", function () {
 		assert.equal((await node.api("POST", "/a/user-meta/tags/usermeta-secret", { Tag: "x" }, bob)).status, 403);
 		assert.equal((await node.api("GET", "/a/user-meta/tags/usermeta-nope", undefined, bob)).status, 404);
 		assert.ok([401, 403].includes((await node.api("DELETE", "/a/user-meta/tags/usermeta-tags/*", undefined, bob)).status));
-		assert.equal((await node.api("DELETE", "/a/user-meta/tags/usermeta-tags/work", undefined, admin)).status, 400);
-		const del = await node.api("DELETE", "/a/user-meta/tags/usermeta-tags/*", undefined, admin);
+		assert.equal((await node.api("DELETE", "/a/user-meta/tags/usermeta-tags/work", undefined, node.admin)).status, 400);
+		const del = await node.api("DELETE", "/a/user-meta/tags/usermeta-tags/*", undefined, node.admin);
 		assert.equal(del.status, 200, del.text);
 		assert.deepEqual((await node.api("GET", "/a/user-meta/tags/usermeta-tags", undefined, bob)).body.Tags, undefined, "an empty list is omitted");
 	});
@@ -172,7 +168,7 @@ describe("HTTP: user metadata", function () {
 		assert.equal((await node.api("POST", "/a/user-meta/search", { Namespace: "bookmark" }, bob)).body.Metadatas, undefined);
 		const aliceUuid = (await node.broker.call<Identity, { token: string }>("auth.resolve", { token: alice })).Uuid;
 		assert.equal((await node.api("POST", "/a/user-meta/search", { ResourceSubjectOwner: aliceUuid }, bob)).status, 403);
-		const byAdmin = await node.api("POST", "/a/user-meta/search", { Namespace: "bookmark", ResourceSubjectOwner: aliceUuid }, admin);
+		const byAdmin = await node.api("POST", "/a/user-meta/search", { Namespace: "bookmark", ResourceSubjectOwner: aliceUuid }, node.admin);
 		assert.equal(byAdmin.body.Metadatas.length, 1);
 	});
 
@@ -192,7 +188,7 @@ describe("HTTP: user metadata", function () {
 		await node.broker.call("tree.deleteObject", { Path: "common-files/um/tmp.txt" }, { meta: { user: aliceId } });
 		let left: unknown = [];
 		for (let i = 0; i < 50; i++) {
-			left = (await node.api("POST", "/a/user-meta/search", { NodeUuids: [tmp] }, admin)).body.Metadatas;
+			left = (await node.api("POST", "/a/user-meta/search", { NodeUuids: [tmp] }, node.admin)).body.Metadatas;
 			if (!left) break;
 			await new Promise((res) => setTimeout(res, 20));
 		}
@@ -200,7 +196,7 @@ describe("HTTP: user metadata", function () {
 	});
 
 	it("deleting a namespace removes its values from listings", async () => {
-		const del = await node.api("PUT", "/a/user-meta/namespace", { Operation: "DELETE", Namespaces: [{ Namespace: "usermeta-color" }] }, admin);
+		const del = await node.api("PUT", "/a/user-meta/namespace", { Operation: "DELETE", Namespaces: [{ Namespace: "usermeta-color" }] }, node.admin);
 		assert.equal(del.status, 200, del.text);
 		assert.equal((await listed("common-files/um", alice))[0].MetaStore["usermeta-color"], undefined);
 		assert.equal((await update(alice, [{ NodeUuid: doc, Namespace: "usermeta-color", JsonValue: '"x"' }])).status, 404);

@@ -3,7 +3,7 @@
 // the /a/config/versioning routes.
 import assert from "node:assert/strict";
 import { S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand, CopyObjectCommand } from "@aws-sdk/client-s3";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 
 interface VersionNode {
@@ -17,19 +17,15 @@ interface VersionNode {
 
 describe("HTTP: versioning", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
+	const node = useNode();
 	let token: string;
 	let s3: S3Client;
 	const key = "common-files/versions/doc.txt";
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		token = await addUser(node, admin, "vera", "Vera-Pass-12345");
+		token = await addUser(node, node.admin, "vera", "Vera-Pass-12345");
 		s3 = new S3Client({ endpoint: node.url, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId: token, secretAccessKey: "gatewaysecret" } });
 	});
-	after(() => node.stop());
 
 	const put = (k: string, body: string) => s3.send(new PutObjectCommand({ Bucket: "io", Key: k, Body: body }));
 	const text = async (k: string, VersionId?: string) => (await s3.send(new GetObjectCommand({ Bucket: "io", Key: k, VersionId }))).Body!.transformToString();
@@ -83,24 +79,24 @@ describe("HTTP: versioning", function () {
 	});
 
 	it("serves the policy routes to administrators only, with validation and protections", async () => {
-		const list = await node.api("GET", "/a/config/versioning", undefined, admin);
+		const list = await node.api("GET", "/a/config/versioning", undefined, node.admin);
 		assert.equal(list.status, 200);
 		assert.deepEqual(list.body.Policies.map((p: { Uuid: string }) => p.Uuid), ["default-policy", "keep-all", "regular-pruning"]);
-		const def = await node.api("GET", "/a/config/versioning/default-policy", undefined, admin);
+		const def = await node.api("GET", "/a/config/versioning/default-policy", undefined, node.admin);
 		assert.equal(def.status, 200);
 		assert.equal(def.body.VersionsDataSourceName, "versions");
 		assert.deepEqual(def.body.KeepPeriods, [{ IntervalStart: "0", MaxNumber: -1 }, { IntervalStart: "15d", MaxNumber: 10 }, { IntervalStart: "30d" }]);
-		assert.equal((await node.api("GET", "/a/config/versioning/nope", undefined, admin)).status, 404);
+		assert.equal((await node.api("GET", "/a/config/versioning/nope", undefined, node.admin)).status, 404);
 		assert.equal((await node.api("GET", "/a/config/versioning", undefined, token)).status, 403);
 		assert.equal((await node.api("GET", "/a/config/versioning")).status, 401);
 		assert.equal((await node.api("POST", "/a/config/versioning/mine", { Name: "Mine" }, token)).status, 403);
 
-		const created = await node.api("POST", "/a/config/versioning/small", { Name: "Small", MaxTotalSize: "1000000", KeepPeriods: [{ IntervalStart: "1h", MaxNumber: 1 }, { IntervalStart: "0", MaxNumber: 5 }], NodeDeletedStrategy: "KeepNone" }, admin);
+		const created = await node.api("POST", "/a/config/versioning/small", { Name: "Small", MaxTotalSize: "1000000", KeepPeriods: [{ IntervalStart: "1h", MaxNumber: 1 }, { IntervalStart: "0", MaxNumber: 5 }], NodeDeletedStrategy: "KeepNone" }, node.admin);
 		assert.equal(created.status, 200, created.text);
 		assert.equal(created.body.MaxTotalSize, "1000000");
 		assert.deepEqual(created.body.KeepPeriods.map((p: { IntervalStart: string }) => p.IntervalStart), ["0", "1h"]);
 		assert.equal(created.body.NodeDeletedStrategy, "KeepNone");
-		assert.equal((await node.api("GET", "/a/config/versioning/small", undefined, admin)).body.Name, "Small");
+		assert.equal((await node.api("GET", "/a/config/versioning/small", undefined, node.admin)).body.Name, "Small");
 
 		for (const bad of [
 			{ Name: "" },
@@ -112,18 +108,18 @@ describe("HTTP: versioning", function () {
 			{ Name: "x", VersionsDataSourceName: "pydiods1" },
 			{ Name: "x", Bogus: 1 },
 		]) {
-			const r = await node.api("POST", "/a/config/versioning/bad", bad, admin);
+			const r = await node.api("POST", "/a/config/versioning/bad", bad, node.admin);
 			assert.equal(r.status, 400, `${JSON.stringify(bad)} -> ${r.status} ${r.text}`);
 		}
-		assert.equal((await node.api("POST", "/a/config/versioning/a..b", { Name: "x" }, admin)).status, 400);
+		assert.equal((await node.api("POST", "/a/config/versioning/a..b", { Name: "x" }, node.admin)).status, 400);
 
-		assert.equal((await node.api("DELETE", "/a/config/versioning/default-policy", undefined, admin)).status, 403);
+		assert.equal((await node.api("DELETE", "/a/config/versioning/default-policy", undefined, node.admin)).status, 403);
 		assert.equal((await node.api("DELETE", "/a/config/versioning/small", undefined, token)).status, 403);
-		assert.equal((await node.api("DELETE", "/a/config/versioning/nope", undefined, admin)).status, 404);
-		const del = await node.api("DELETE", "/a/config/versioning/small", undefined, admin);
+		assert.equal((await node.api("DELETE", "/a/config/versioning/nope", undefined, node.admin)).status, 404);
+		const del = await node.api("DELETE", "/a/config/versioning/small", undefined, node.admin);
 		assert.equal(del.status, 200);
 		assert.equal(del.body.Success, true);
-		assert.equal((await node.api("GET", "/a/config/versioning/small", undefined, admin)).status, 404);
+		assert.equal((await node.api("GET", "/a/config/versioning/small", undefined, node.admin)).status, 404);
 	});
 
 	it("keeps no version for an upload that changes nothing, nor for one that was cut", async () => {
@@ -152,22 +148,22 @@ describe("HTTP: versioning", function () {
 	});
 
 	it("prunes with a policy limiting MaxNumber, and refuses to delete a policy a datasource uses", async () => {
-		assert.equal((await node.api("POST", "/a/config/versioning/two", { Name: "Two", KeepPeriods: [{ IntervalStart: "0", MaxNumber: 2 }] }, admin)).status, 200);
-		const ds = await node.api("GET", "/a/config/datasource/pydiods1", undefined, admin);
+		assert.equal((await node.api("POST", "/a/config/versioning/two", { Name: "Two", KeepPeriods: [{ IntervalStart: "0", MaxNumber: 2 }] }, node.admin)).status, 200);
+		const ds = await node.api("GET", "/a/config/datasource/pydiods1", undefined, node.admin);
 		assert.equal(ds.body.VersioningPolicyName, "default-policy");
-		const updated = await node.api("POST", "/a/config/datasource/pydiods1", { ...ds.body, VersioningPolicyName: "two" }, admin);
+		const updated = await node.api("POST", "/a/config/datasource/pydiods1", { ...ds.body, VersioningPolicyName: "two" }, node.admin);
 		assert.equal(updated.status, 200, updated.text);
 		const k = "common-files/versions/pruned.txt";
 		for (let i = 0; i < 6; i++) await put(k, `content ${i}`);
 		const list = await versions(k);
 		assert.equal(list.length, 2);
 		assert.equal(await text(k, list[0].Commits![0].Uuid), "content 4");
-		const used = await node.api("DELETE", "/a/config/versioning/two", undefined, admin);
+		const used = await node.api("DELETE", "/a/config/versioning/two", undefined, node.admin);
 		assert.equal(used.status, 409);
 		assert.match(used.text, /pydiods1/);
 		// The hourly prune under a stricter policy: a version list asked again at once no longer shows the dropped one
 		// (the gateway's cached answer is dropped with it).
-		assert.equal((await node.api("POST", "/a/config/versioning/two", { Name: "Two", KeepPeriods: [{ IntervalStart: "0", MaxNumber: 1 }] }, admin)).status, 200);
+		assert.equal((await node.api("POST", "/a/config/versioning/two", { Name: "Two", KeepPeriods: [{ IntervalStart: "0", MaxNumber: 1 }] }, node.admin)).status, 200);
 		assert.equal((await versions(k)).length, 2);
 		const pruned = (await node.broker.call("versions.prune", {})) as { Removed: number };
 		assert.equal(pruned.Removed, 1);

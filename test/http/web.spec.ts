@@ -1,21 +1,19 @@
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { ensureWebBuilt } from "../helpers/browser";
 import { defaultWebRoot } from "../../lib/web/public-page";
 
 describe("HTTP: the gateway serves the web front end", function () {
 	this.timeout(60_000);
-	let node: TestNode;
+	const node = useNode();
 	let script: string;
 
-	before(async () => {
+	before(() => {
 		ensureWebBuilt();
 		script = readdirSync(join(defaultWebRoot(join(__dirname, "..", "..", "lib", "web")), "assets")).find((f) => f.endsWith(".js")) as string;
-		node = await startNode();
 	});
-	after(() => node.stop());
 
 	it("serves the built files under /web/assets with their type and a long cache", async () => {
 		const r = await fetch(`${node.url}/web/assets/${script}`);

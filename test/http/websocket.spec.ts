@@ -3,21 +3,24 @@
 import assert from "node:assert/strict";
 import WebSocket from "ws";
 import { S3Client, PutObjectCommand } from "@aws-sdk/client-s3";
-import { startNode, type TestNode } from "../helpers/node";
+import { useNode } from "../helpers/node";
 import { addUser } from "../helpers/users";
 import { WsClient as Client, type WsMessage as Msg } from "../helpers/ws-client";
 import { startJob } from "../helpers/jobs";
 
 describe("HTTP: /ws/event websocket", function () {
 	this.timeout(60_000);
-	let node: TestNode;
-	let admin: string;
 	let alice: string;
 	let bob: string;
 	let carol: string;
 	let carolUuid: string;
 	let folder: string;
 	const clients: Client[] = [];
+	// Hooks run in the order they are registered: the sockets close before useNode() stops the node.
+	after(() => {
+		for (const c of clients) c.close();
+	});
+	const node = useNode();
 	const open = async (jwt?: string) => {
 		const c = await Client.open(node.url, jwt);
 		clients.push(c);
@@ -28,20 +31,14 @@ describe("HTTP: /ws/event websocket", function () {
 	const pathIs = (p: string) => (m: Msg) => m.Target?.Path === p || m.Source?.Path === p;
 
 	before(async () => {
-		node = await startNode();
-		admin = await node.login("admin", node.adminPassword);
-		alice = await addUser(node, admin, "alice", "User-Pass-12345");
-		bob = await addUser(node, admin, "bob", "User-Pass-12345");
-		carol = await addUser(node, admin, "carol", "User-Pass-12345");
+		alice = await addUser(node, node.admin, "alice", "User-Pass-12345");
+		bob = await addUser(node, node.admin, "bob", "User-Pass-12345");
+		carol = await addUser(node, node.admin, "carol", "User-Pass-12345");
 		folder = (await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/live", Type: "COLLECTION" }] }, alice)).body.Children[0].Uuid;
 		await node.api("POST", "/a/tree/create", { Nodes: [{ Path: "common-files/closed", Type: "COLLECTION" }] }, alice);
-		const closed = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/closed")}`, undefined, admin)).body.Node.Uuid;
-		carolUuid = (await node.api("GET", "/a/user/carol", undefined, admin)).body.Uuid;
-		assert.equal((await node.api("PUT", "/a/acl", { RoleID: carolUuid, NodeID: closed, Action: { Name: "deny", Value: "1" } }, admin)).status, 200);
-	});
-	after(async () => {
-		for (const c of clients) c.close();
-		await node.stop();
+		const closed = (await node.api("GET", `/a/tree/stat/${encodeURIComponent("common-files/closed")}`, undefined, node.admin)).body.Node.Uuid;
+		carolUuid = (await node.api("GET", "/a/user/carol", undefined, node.admin)).body.Uuid;
+		assert.equal((await node.api("PUT", "/a/acl", { RoleID: carolUuid, NodeID: closed, Action: { Name: "deny", Value: "1" } }, node.admin)).status, 200);
 	});
 
 	it("pushes alice's upload to bob, as a node change in his workspace", async () => {
@@ -131,7 +128,7 @@ describe("HTTP: /ws/event websocket", function () {
 
 	it("tells a user to reload when their rights change", async () => {
 		const c = await open(carol);
-		assert.equal((await node.api("PUT", "/a/acl", { RoleID: carolUuid, NodeID: folder, Action: { Name: "read", Value: "1" } }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/acl", { RoleID: carolUuid, NodeID: folder, Action: { Name: "read", Value: "1" } }, node.admin)).status, 200);
 		const m = await c.waitFor((x) => x.JsonType === "idm");
 		assert.equal(m.Acl.RoleID, carolUuid);
 	});
