@@ -62,7 +62,7 @@ describe("HTTP: external directories", function () {
 		assert.equal(ping.status, 200, ping.text);
 		assert.equal(ping.body.Success, true, ping.text);
 		// The masked password is never sent to another server than the saved one's.
-		const elsewhere = await node.api("POST", "/a/config/directories-test/ping", { Config: { ...corp, Host: "127.0.0.1:1" }, Bind: true }, admin);
+		const elsewhere = await node.api("POST", "/a/config/directories-test/ping", { Config: { ...corp, Host: "127.0.0.1:1" }, Bind: true }, node.admin);
 		assert.equal(elsewhere.status, 400, elsewhere.text);
 		assert.match(elsewhere.body.Title, /Host or BindDN differ from the saved directory/);
 	});
@@ -83,11 +83,11 @@ describe("HTTP: external directories", function () {
 			MemberOfMapping: { RealMemberOf: true, RealMemberOfAttribute: "memberOf", Mapping: { LeftAttribute: "cn", RuleString: "staff" } },
 			MappingRules: [{ LeftAttribute: "mail", RightAttribute: "email" }],
 		};
-		const put = await node.api("PUT", "/a/config/directories/mapped", { Config: full }, admin);
+		const put = await node.api("PUT", "/a/config/directories/mapped", { Config: full }, node.admin);
 		assert.equal(put.status, 200, put.text);
-		const [mapped] = (await node.api("GET", "/a/config/directories", undefined, admin)).body.Directories.filter((d: { ConfigId: string }) => d.ConfigId === "mapped");
+		const [mapped] = (await node.api("GET", "/a/config/directories", undefined, node.admin)).body.Directories.filter((d: { ConfigId: string }) => d.ConfigId === "mapped");
 		assert.deepEqual([mapped.Schedule, mapped.MemberOfMapping, mapped.MappingRules], [full.Schedule, full.MemberOfMapping, full.MappingRules]);
-		assert.equal((await node.api("DELETE", "/a/config/directories/mapped", undefined, admin)).status, 200);
+		assert.equal((await node.api("DELETE", "/a/config/directories/mapped", undefined, node.admin)).status, 200);
 		for (const [over, why] of [
 			[{ Schedule: "every ten minutes" }, /Schedule: every ten minutes is not a repeating interval/],
 			[{ Schedule: "R/2024-01-01T00:00:00Z/P1M" }, /months and years are not supported/],
@@ -100,11 +100,11 @@ describe("HTTP: external directories", function () {
 			[{ MemberOfMapping: { RealMemberOf: true } }, /MemberOfMapping.Mapping is required/],
 			[{ MemberOfMapping: { Mapping: { LeftAttribute: "cn" } } }, /MemberOfMapping.GroupFilter.DNs needs at least one base DN/],
 		] as const) {
-			const res = await node.api("PUT", "/a/config/directories/unsupported", { Config: { ...config(), ...over } }, admin);
+			const res = await node.api("PUT", "/a/config/directories/unsupported", { Config: { ...config(), ...over } }, node.admin);
 			assert.equal(res.status, 400, `${JSON.stringify(over)}: ${res.text}`);
 			assert.match(res.body.Title ?? res.text, why);
 		}
-		assert.equal((await node.api("GET", "/a/config/directories", undefined, admin)).body.Directories.filter((d: { ConfigId: string }) => d.ConfigId === "unsupported").length, 0);
+		assert.equal((await node.api("GET", "/a/config/directories", undefined, node.admin)).body.Directories.filter((d: { ConfigId: string }) => d.ConfigId === "unsupported").length, 0);
 	});
 
 	it("tests a configuration: ping with a wrong password, search", async () => {
@@ -134,13 +134,13 @@ describe("HTTP: external directories", function () {
 	it("synchronises a directory through the services: its users made with their memberOf roles, a lost one locked", async () => {
 		ldap.users.push({ uid: "dora", password: "Dora-Ldap-1", groups: ["staff"] });
 		const cfg = { ...config(), Schedule: "R/2024-01-01T00:00:00Z/PT10M", RolePrefix: "ldap_", MemberOfMapping: { RealMemberOf: true, Mapping: { LeftAttribute: "cn" } } };
-		assert.equal((await node.api("PUT", "/a/config/directories/corp", { Config: cfg }, admin)).status, 200);
+		assert.equal((await node.api("PUT", "/a/config/directories/corp", { Config: cfg }, node.admin)).status, 200);
 		// The service's own synchroniser, run now rather than at the schedule's next tick (30 s).
 		const svc = node.broker.getLocalService("directories") as unknown as { sync: DirectorySync };
 		const run = () => svc.sync.syncOne({ ...cfg, ConfigId: "corp" } as DirectoryConfig);
 		const out = await run();
 		assert.ok(out.ok && out.report.created === 1, JSON.stringify(out));
-		const dora = await node.api("GET", "/a/user/dora", undefined, admin);
+		const dora = await node.api("GET", "/a/user/dora", undefined, node.admin);
 		assert.equal(dora.status, 200, dora.text);
 		assert.deepEqual(dora.body.Roles.map((r: { Uuid: string }) => r.Uuid).filter((id: string) => id.startsWith("ldap_")), ["ldap_staff"]);
 		ldap.users = ldap.users.filter((u) => u.uid !== "dora");
