@@ -5,13 +5,48 @@
 // of the registry on the spot, which rejects every request pending on it (RequestRejectedError: reads are then
 // retried on another replica, lib/cluster/reads; writes answer 503) and sends the next ones to the other replicas.
 // A node that was only cut off from Redis for a moment joins again with its next heartbeat, as after a timeout.
+// A request already delivered when its node died gets no such answer: while requests are pending on a node, Redis
+// is asked every half second whether that node still listens (PUBSUB NUMSUB of its request topic), so the calls on a
+// node killed mid-call are rejected (and reads retried elsewhere) within about that, not at their timeout.
 import { Transporters } from "moleculer";
 
 interface Publisher {
 	publish(topic: string, data: Buffer): Promise<number>;
+	pubsub(sub: "NUMSUB", topic: string): Promise<unknown[]>;
 }
 
+/** How often the nodes holding pending requests are checked, in ms. */
+const PENDING_CHECK_MS = 500;
+
 export class RedisTransporter extends Transporters.Redis {
+	private pendingCheck: NodeJS.Timeout | undefined;
+
+	async connect(): Promise<void> {
+		await super.connect();
+		clearInterval(this.pendingCheck);
+		this.pendingCheck = setInterval(() => void this.checkPending().catch(() => undefined), PENDING_CHECK_MS);
+		this.pendingCheck.unref();
+	}
+
+	disconnect(): Promise<void> {
+		clearInterval(this.pendingCheck);
+		this.pendingCheck = undefined;
+		return super.disconnect();
+	}
+
+	/** The nodes this one awaits answers from, each asked of Redis: one that no longer listens is gone. */
+	private async checkPending(): Promise<void> {
+		const pub = this.clientPub as Publisher | null;
+		const pending = (this.transit as unknown as { pendingRequests?: Map<string, { nodeID?: string | null }> } | undefined)?.pendingRequests;
+		if (!pub || !pending?.size || this.opts.cluster) return;
+		const nodes = new Set<string>();
+		for (const r of pending.values()) if (r.nodeID) nodes.add(r.nodeID);
+		for (const nodeID of nodes) {
+			const [, count] = await pub.pubsub("NUMSUB", this.getTopicName("REQ", nodeID));
+			if (Number(count) === 0) this.nodeGone(nodeID);
+		}
+	}
+
 	send(topic: string, data: Buffer, meta?: { packet?: { type?: string; target?: string | null } }): Promise<void> {
 		const target = meta?.packet?.type === "REQ" ? meta.packet.target : undefined;
 		// A Redis Cluster counts the subscribers of the shard that took the PUBLISH only: no conclusion there.
