@@ -20,7 +20,7 @@ import { loadConfig } from "../lib/config";
 import { publicUser, type UserDoc, type UserQuery } from "../lib/identity/users";
 import { searchParams } from "../lib/cells/params";
 import { broadcast, call, serviceRuns, type IdentityChange } from "../lib/contracts";
-import type { ExternalAccount, ExternalAuthenticator } from "../lib/identity/external-auth";
+import { MAX_SYNC_USERS, type ExternalAccount, type ExternalAuthenticator } from "../lib/identity/external-auth";
 import { audit } from "../lib/logs/audit";
 
 const userBody = {
@@ -121,7 +121,7 @@ const UsersService: ServiceSchema<ServiceSettingSchema, object, Vars> = {
 		syncExternal: {
 			params: {
 				source: { type: "string", min: 1, max: 64 },
-				accounts: { type: "array", max: 20_000, items: { type: "object", props: { source: "string", dn: "string", login: { type: "string", min: 1, max: 255 } } } },
+				accounts: { type: "array", max: MAX_SYNC_USERS, items: { type: "object", props: { source: "string", dn: "string", login: { type: "string", min: 1, max: 255 } } } },
 				complete: "boolean",
 			},
 			async handler(this: This, ctx: Context<{ source: string; accounts: ExternalAccount[]; complete: boolean }>) {

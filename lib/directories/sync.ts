@@ -2,7 +2,7 @@
 // the scheduler reads it): each due directory's users are listed (paged, at most MAX_SYNC_USERS) and handed to
 // the users service, which makes, refreshes or locks its local users by the same code as logins
 // (UserAdmin.syncExternal). The service runs `tick` on every node under one lease, so one node synchronises.
-import type { ExternalAccount } from "../identity/external-auth";
+import { MAX_SYNC_USERS, type ExternalAccount } from "../identity/external-auth";
 import type { SyncReport } from "../identity/user-admin";
 import { nextRun, parseSchedule } from "../scheduler/schedule";
 import type { DirectoryStore } from "./admin";
@@ -10,7 +10,6 @@ import { DEFAULT_TIMEOUT_MS, describeError, listAccounts } from "./ldap";
 import { checkConfig, type DirectoryConfig } from "./model";
 
 /** Beyond, a directory is synchronised in part: its first users only, and none taken for gone. */
-export const MAX_SYNC_USERS = 20_000;
 
 /** The users service's side (users.syncExternal). */
 export type ApplySync = (source: string, accounts: ExternalAccount[], complete: boolean) => Promise<SyncReport>;

@@ -2,6 +2,9 @@
 // UserAdmin.checkPassword asks it for logins unknown here or recorded as coming from a directory, and keeps
 // local users and the lock-out rules its own.
 
+/** Most accounts one synchronisation of a directory hands to the users service (the LDAP side reads no more). */
+export const MAX_SYNC_USERS = 20_000;
+
 /** Where a directory account came from, recorded on the local user (private attributes: not forgeable by PUT /user). */
 export const AUTH_SOURCE_ATTRIBUTE = "pydio:authSource";
 export const AUTH_DN_ATTRIBUTE = "pydio:authDN";

@@ -494,7 +494,7 @@ export class UserAdmin {
 	 * standard user in the directory's group (DomainName, made when missing) or the root group, without a
 	 * password of its own, with the roles its directory maps it to.
 	 */
-	private async provision(a: ExternalAccount): Promise<UserDoc> {
+	private async provision(a: ExternalAccount, ensured?: Set<string>): Promise<UserDoc> {
 		let groupPath = "/";
 		if (a.groupLabel) {
 			groupPath = joinGroupPath("/", checkIdentifier("DomainName", a.groupLabel, 255));
@@ -510,7 +510,7 @@ export class UserAdmin {
 		}
 		try {
 			const made = await this.createUser(checkIdentifier("Login", a.login, 255), groupPath, { profile: "standard", ...this.externalAttributes(a) }, undefined, undefined);
-			return a.roles?.length ? await this.save({ ...made, Roles: await this.directoryRoles(made, a.roles) }) : made;
+			return a.roles?.length ? await this.save({ ...made, Roles: await this.directoryRoles(made, a.roles, ensured) }) : made;
 		} catch (err) {
 			if (!(err instanceof ConflictError)) throw err;
 			// The same account's first login on another request or node: that one made it.
@@ -523,9 +523,10 @@ export class UserAdmin {
 
 	/**
 	 * The user's explicit roles with those its directory gave it last replaced by `roles`, each made when
-	 * missing (an admin's own roles, and its edits of these ones, are kept).
+	 * missing (an admin's own roles, and its edits of these ones, are kept). `ensured`: the roles a
+	 * synchronisation made sure of already, each asked of the roles service once a run, not once a user.
 	 */
-	private async directoryRoles(u: UserDoc, roles: string[]): Promise<string[]> {
+	private async directoryRoles(u: UserDoc, roles: string[], ensured?: Set<string>): Promise<string[]> {
 		let previous: string[] = [];
 		try {
 			const v: unknown = JSON.parse(u.Attributes[AUTH_ROLES_ATTRIBUTE] ?? "[]");
@@ -533,7 +534,11 @@ export class UserAdmin {
 		} catch {
 			// Unreadable: nothing to take back.
 		}
-		for (const id of roles) if (!u.Roles.includes(id)) await this.roles.ensure({ Uuid: id, Label: id, Policies: defaultPolicies("role", ["profile:standard"], ["profile:admin"]) });
+		for (const id of roles) {
+			if (u.Roles.includes(id) || ensured?.has(id)) continue;
+			await this.roles.ensure({ Uuid: id, Label: id, Policies: defaultPolicies("role", ["profile:standard"], ["profile:admin"]) });
+			ensured?.add(id);
+		}
 		return [...u.Roles.filter((r) => !previous.includes(r) && !roles.includes(r)), ...roles];
 	}
 
@@ -542,11 +547,11 @@ export class UserAdmin {
 	 * directory has them now (the roles it gave before taken back when it maps none any more); the lock of a
 	 * user the synchronisation had not found is lifted.
 	 */
-	private async refreshExternal(u: UserDoc, a: ExternalAccount): Promise<UserDoc> {
+	private async refreshExternal(u: UserDoc, a: ExternalAccount, ensured?: Set<string>): Promise<UserDoc> {
 		const attrs = this.externalAttributes(a);
 		const gone = u.Attributes[AUTH_GONE_ATTRIBUTE];
 		const hadRoles = AUTH_ROLES_ATTRIBUTE in u.Attributes;
-		const roles = a.roles || hadRoles ? await this.directoryRoles(u, a.roles ?? []) : u.Roles;
+		const roles = a.roles || hadRoles ? await this.directoryRoles(u, a.roles ?? [], ensured) : u.Roles;
 		const same = Object.entries(attrs).every(([k, v]) => u.Attributes[k] === v) && (!!a.roles || !hadRoles);
 		if (!gone && same && roles.join("\n") === u.Roles.join("\n")) return u;
 		const { [AUTH_GONE_ATTRIBUTE]: _gone, [AUTH_ROLES_ATTRIBUTE]: _roles, ...kept } = { ...u.Attributes, ...attrs };
@@ -566,18 +571,24 @@ export class UserAdmin {
 	async syncExternal(source: string, accounts: ExternalAccount[], complete: boolean): Promise<SyncReport> {
 		const report: SyncReport = { created: 0, updated: 0, locked: 0, unlocked: 0, skipped: [], failed: [] };
 		const seen = new Set<string>();
+		const ensured = new Set<string>();
+		// Read once for the run: each write clears the directory's cache, and reading it again per account would
+		// load every user once per account. Users this run does not write stay as read here.
+		const before = await this.directory.all();
+		const byLogin = new Map(before.filter((u) => u.Login !== undefined).map((u) => [u.Login as string, u]));
 		for (const a of accounts) {
 			if (a.source !== source) throw new BadRequestError(`Account ${a.login} is not from directory ${source}`);
 			seen.add(a.login);
 			try {
-				const known = await this.directory.byLogin(a.login);
+				const known = byLogin.get(a.login);
 				if (!known) {
-					await this.provision(a);
+					byLogin.set(a.login, await this.provision(a, ensured));
 					report.created++;
 				} else if (known.IsGroup || known.Attributes[AUTH_SOURCE_ATTRIBUTE] !== source) {
 					report.skipped.push(a.login);
 				} else {
-					const saved = await this.refreshExternal(known, a);
+					const saved = await this.refreshExternal(known, a, ensured);
+					byLogin.set(a.login, saved);
 					if (saved !== known) report.updated++;
 					if (known.Attributes[AUTH_GONE_ATTRIBUTE]) report.unlocked++;
 				}
@@ -587,7 +598,7 @@ export class UserAdmin {
 			}
 		}
 		if (!complete) return report;
-		for (const u of await this.directory.all()) {
+		for (const u of before) {
 			if (u.IsGroup || u.Attributes[AUTH_SOURCE_ATTRIBUTE] !== source || seen.has(u.Login ?? "") || u.Attributes[AUTH_GONE_ATTRIBUTE]) continue;
 			const locks = locksOf(u);
 			// A lock already there is an admin's: lifting it is theirs too, so the user is only marked gone.
