@@ -68,18 +68,27 @@ const EVENT_JOBS_TTL_MS = 2000;
 const EVENTS_LEASE_CHECK_MS = 5000;
 
 type JobRow = Awaited<ReturnType<SchedulerRepo<StoredJob>["jobs"]>>[number];
+/** An event job and its path filter, compiled once per read of the jobs (no filter: every path). */
+type EventJob = { row: JobRow; globs: RegExp[] };
 
 export class Scheduler {
-	private eventJobs: { at: number; rows: Promise<JobRow[]> } | undefined;
+	private eventJobs: { at: number; rows: Promise<EventJob[]> } | undefined;
 	private eventsLease: { at: number; mine: Promise<boolean> } | undefined;
 
 	constructor(private readonly deps: SchedulerDeps) {}
 
 	/** The active jobs that listen to tree events, from a cache this node's own writes clear. */
-	private jobsForEvents(): Promise<JobRow[]> {
+	private jobsForEvents(): Promise<EventJob[]> {
 		const now = this.deps.now();
 		if (!this.eventJobs || now - this.eventJobs.at > EVENT_JOBS_TTL_MS) {
-			const rows = this.deps.repo.jobs().then((all) => all.filter((r) => !r.inactive && r.definition.job.EventNames?.length));
+			const rows = this.deps.repo.jobs().then((all) =>
+				all
+					.filter((r) => !r.inactive && r.definition.job.EventNames?.length)
+					.map((row) => {
+						const filter = row.definition.job.NodeEventFilter;
+						return { row, globs: filter?.All ? [] : (filter?.Pathes ?? []).map(globMatcher) };
+					}),
+			);
 			const entry = { at: now, rows };
 			this.eventJobs = entry;
 			rows.catch(() => this.eventJobs === entry && (this.eventJobs = undefined));
@@ -142,9 +151,11 @@ export class Scheduler {
 
 	/** DELETE /a/scheduler/jobs/{JobID}: the job, its versions, its mirror and tasks. */
 	async delete(id: string): Promise<void> {
+		await this.get(id);
+		// The mirror first: a failure leaves the job whole (a DELETE again finishes it), never a mirror nothing removes.
+		await this.deps.unmirror(id);
 		if (!(await this.deps.repo.delete(id))) throw new NotFoundError(`Job ${id} not found`, "job.notfound");
 		this.changedJobs();
-		await this.deps.unmirror(id);
 	}
 
 	/** POST /a/scheduler/versions/{JobID}: the definitions PUTs replaced, newest first. */
@@ -215,16 +226,22 @@ export class Scheduler {
 
 	/** A tree change: a task (the node as input) of each active job listening to that event whose filter takes the node. */
 	async onChange(change: TreeChange): Promise<number> {
-		const listening = (await this.jobsForEvents()).filter((r) => r.definition.job.EventNames?.some((e) => NODE_CHANGE[e] === change.type));
+		const listening = (await this.jobsForEvents()).filter((j) => j.row.definition.job.EventNames?.some((e) => NODE_CHANGE[e] === change.type));
 		if (!listening.length || !(await this.handlesEvents())) return 0;
 		let ran = 0;
-		for (const row of listening) {
+		// Jobs saved by the same administrator see the node at the same paths: asked once per user and change.
+		const placed = new Map<string, Promise<string[]>>();
+		for (const { row, globs } of listening) {
 			const { job, user } = row.definition;
-			const paths = await this.deps.userPaths(identityOf(user), change.node.ds, change.node.path).catch((e: unknown) => {
+			let where = placed.get(user.Uuid);
+			if (!where) {
+				where = this.deps.userPaths(identityOf(user), change.node.ds, change.node.path);
+				placed.set(user.Uuid, where);
+			}
+			const paths = await where.catch((e: unknown) => {
 				this.deps.warn(`Cannot place ${change.node.ds}/${change.node.path} for job ${job.ID}:`, e);
 				return [];
 			});
-			const globs = job.NodeEventFilter?.All ? [] : (job.NodeEventFilter?.Pathes ?? []).map(globMatcher);
 			const path = paths.find((p) => !globs.length || globs.some((g) => g.test(p)));
 			if (!path) continue;
 			const r = await this.deps.run(this.scheduled(row.definition), { nodes: [path] }).catch((e: unknown) => this.deps.warn(`Event run of ${job.ID} failed:`, e));
