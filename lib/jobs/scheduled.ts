@@ -48,8 +48,13 @@ export async function runScheduled(deps: ScheduledDeps, j: ScheduledJob, input: 
 	// again when it is gone (pruned with the owner's old jobs, deleted with PUT /a/jobs/user Delete). Its Inactive
 	// flag is left as it is: PUT /a/jobs/user may have switched the job off.
 	const fields = { Label: j.Label, Params: j.Chain, User: j.User, Owner: j.Owner, OwnerUuid: j.User.Uuid };
-	if (!(await deps.repo.updateJob(j.JobID, fields))) await mirror(deps, j);
-	const job = await deps.repo.job(j.JobID);
+	let job = await deps.repo.job(j.JobID);
+	// Written only when it differs: an event job fires at every matching change, and a row in step needs no write.
+	const stale = !job || (Object.keys(fields) as (keyof typeof fields)[]).some((k) => JSON.stringify(job?.[k]) !== JSON.stringify(fields[k]));
+	if (stale) {
+		if (!(await deps.repo.updateJob(j.JobID, fields))) await mirror(deps, j);
+		job = await deps.repo.job(j.JobID);
+	}
 	if (!job || job.Inactive) return { Skipped: `Job ${j.JobID} is inactive` };
 	const running = (await deps.repo.tasksOf(j.JobID)).filter((t) => isActive(t.Status)).length;
 	if (j.MaxConcurrency > 0 && running >= j.MaxConcurrency) return { Skipped: `Job ${j.JobID} already runs ${running} task(s)` };
