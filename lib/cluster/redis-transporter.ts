@@ -12,19 +12,29 @@ import { Transporters } from "moleculer";
 
 interface Publisher {
 	publish(topic: string, data: Buffer): Promise<number>;
-	pubsub(sub: "NUMSUB", topic: string): Promise<unknown[]>;
+	pubsub(sub: "NUMSUB", ...topics: string[]): Promise<unknown[]>;
 }
 
 /** How often the nodes holding pending requests are checked, in ms. */
 const PENDING_CHECK_MS = 500;
 
 export class RedisTransporter extends Transporters.Redis {
+	/** How often nodes with pending requests are checked, in ms (tests turn it off to see the other path alone). */
+	pendingCheckMs = PENDING_CHECK_MS;
 	private pendingCheck: NodeJS.Timeout | undefined;
+	private checking = false;
 
 	async connect(): Promise<void> {
 		await super.connect();
 		clearInterval(this.pendingCheck);
-		this.pendingCheck = setInterval(() => void this.checkPending().catch(() => undefined), PENDING_CHECK_MS);
+		this.pendingCheck = setInterval(() => {
+			// One check at a time: a slow Redis would otherwise pile them up when they matter most.
+			if (this.checking) return;
+			this.checking = true;
+			void this.checkPending()
+				.catch(() => undefined)
+				.finally(() => (this.checking = false));
+		}, this.pendingCheckMs);
 		this.pendingCheck.unref();
 	}
 
@@ -41,10 +51,11 @@ export class RedisTransporter extends Transporters.Redis {
 		if (!pub || !pending?.size || this.opts.cluster) return;
 		const nodes = new Set<string>();
 		for (const r of pending.values()) if (r.nodeID) nodes.add(r.nodeID);
-		for (const nodeID of nodes) {
-			const [, count] = await pub.pubsub("NUMSUB", this.getTopicName("REQ", nodeID));
-			if (Number(count) === 0) this.nodeGone(nodeID);
-		}
+		if (!nodes.size) return;
+		// One round trip for all of them: the answer pairs each topic with its subscriber count.
+		const ids = [...nodes];
+		const counts = await pub.pubsub("NUMSUB", ...ids.map((id) => this.getTopicName("REQ", id)));
+		ids.forEach((id, i) => Number(counts[2 * i + 1]) === 0 && this.nodeGone(id));
 	}
 
 	send(topic: string, data: Buffer, meta?: { packet?: { type?: string; target?: string | null } }): Promise<void> {

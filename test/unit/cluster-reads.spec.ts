@@ -115,7 +115,10 @@ describe("cluster reads: retried on another replica when their node fails, write
 		await requireRedis(this);
 		const ns = `reads-redis-${process.pid}-${Date.now()}`;
 		const calls: Calls = { get: [], put: [], missing: [] };
-		const a = make("a", ns, new RedisTransporter(REDIS));
+		const caller = new RedisTransporter(REDIS);
+		// Only the publish that reached nobody may drop b here: the periodic check of pending requests is off.
+		caller.pendingCheckMs = 3_600_000;
+		const a = make("a", ns, caller);
 		const b = make("b", ns, new RedisTransporter(REDIS));
 		const c = make("c", ns, new RedisTransporter(REDIS));
 		b.createService(replica("b", calls, { hang: true }));
@@ -140,5 +143,31 @@ describe("cluster reads: retried on another replica when their node fails, write
 		}
 		for (const answer of await Promise.all(reads)) assert.deepEqual(answer, { id: "z", by: "c" });
 		assert.ok(Date.now() - gone < 5000);
+	});
+
+	it("over Redis, drops a replica that dies holding a request when no other request goes to it (pending requests checked)", async function () {
+		await requireRedis(this);
+		const ns = `reads-pending-${process.pid}-${Date.now()}`;
+		const calls: Calls = { get: [], put: [], missing: [] };
+		const a = make("a", ns, new RedisTransporter(REDIS));
+		const b = make("b", ns, new RedisTransporter(REDIS));
+		const c = make("c", ns, new RedisTransporter(REDIS));
+		b.createService(replica("b", calls, { hang: true }));
+		c.createService(replica("c", calls, { hang: false }));
+		await Promise.all([a.start(), b.start(), c.start()]);
+		await until("b and c to be known to a", async () => a.registry.getActionEndpoints("svc.get")?.count() === 2, 10_000);
+		const reads: Promise<unknown>[] = [];
+		while (!calls.get.includes("b")) {
+			reads.push(a.call("svc.get", { id: "w" }));
+			await new Promise((r) => setTimeout(r, 20));
+		}
+		const tx = b.transit!.tx as RedisTransporter;
+		(tx.clientSub as { disconnect(): void }).disconnect();
+		(tx.clientPub as { disconnect(): void }).disconnect();
+		const gone = Date.now();
+		// No new request: only the check of the nodes holding pending requests can find b gone.
+		for (const answer of await Promise.all(reads)) assert.deepEqual(answer, { id: "w", by: "c" });
+		assert.equal(a.registry.nodes.get("b")?.available, false);
+		assert.ok(Date.now() - gone < 5000, `b dropped after ${Date.now() - gone} ms`);
 	});
 });
