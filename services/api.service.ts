@@ -289,8 +289,9 @@ const ApiService: ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayVars> 
 			const claim = holderClaim(this.broker);
 			if (!claim.clustered) return;
 			try {
-				// A named datasource that was deleted is simply not in the list.
-				const list = (await call(this.broker, "datasources.list", {})).filter((ds) => !names || names.includes(ds.Name));
+				// A change names its datasource: that one is read, not the whole list (a deleted one answers 404: nothing to claim).
+				const named = names && (await Promise.all(names.map((name) => call(this.broker, "datasources.get", { name }).catch((e: { code?: number }) => (e?.code === 404 ? null : Promise.reject(e))))));
+				const list = named ? named.filter((ds) => ds !== null) : await call(this.broker, "datasources.list", {});
 				for (const ds of list) if (unheld(ds, true)) this.logger.info(`Datasource ${ds.Name} is now held by node ${(await withHolder(ds, claim)).PeerAddress}`);
 			} catch (err) {
 				// The datasources service gone, or a datasource deleted while claimed: the next open claims it (the mixin).
