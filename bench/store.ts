@@ -8,6 +8,7 @@
 //   3. The node's peak RSS during a BENCH_MULTIPART_MB (512) MiB AWS SDK multipart upload (64 MiB parts, 4 at
 //      once) and its download. Target <= 150 MB.
 //   4. bench/tree.ts's large index (BENCH_TREE_FILES files; `npm run bench` sets 200,000) against an empty one.
+//   5. The floors of this stack (bench/floors.ts) against each throughput target's budget.
 // PostgreSQL missing: its column says so. BENCH_STORE_TREE=0 skips part 4.
 import type autocannon from "autocannon";
 import { createReadStream, mkdtempSync, rmSync } from "node:fs";
@@ -18,6 +19,7 @@ import { S3Client, GetObjectCommand } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { bareServer, cpuMs, freePort, load, login, peakRss, pgAvailable, rssMb, startNode, stopNode, withPgDatabase, type Load } from "./common";
 import { FILES, treeFigures, type TreeRows } from "./tree";
+import { budgetUs, gatewayFloor, sqliteFloors, verdict } from "./floors";
 
 const CLIENTS = Number(process.env.BENCH_PUT_CLIENTS || 16);
 const MULTIPART_MB = Number(process.env.BENCH_MULTIPART_MB || 512);
@@ -25,10 +27,20 @@ const TREE = process.env.BENCH_STORE_TREE !== "0" && FILES > 0;
 
 type Rows = [string, string, string][]; // [row, figure, target met?]
 
+/** What the bare servers did in a run, for the floors (bench/floors.ts). */
+interface Bare {
+	put: Load;
+	/** The bare PUT server's CPU per file, µs. */
+	putCpuUs: number;
+	stat: Load;
+	list: Load;
+	statBytes: string;
+}
+
 const pctOf = (f: Load, b: Load) => (f.rps / b.rps) * 100;
 
 /** Rows 1-3 on one node (SQLite, or PostgreSQL at databaseUrl). */
-async function serverRows(databaseUrl?: string): Promise<Rows> {
+async function serverRows(databaseUrl?: string): Promise<{ rows: Rows; bare: Bare }> {
 	const dataDir = mkdtempSync(join(tmpdir(), "cellar-bench-store-"));
 	const port = await freePort();
 	const base = `http://127.0.0.1:${port}`;
@@ -75,7 +87,9 @@ async function serverRows(databaseUrl?: string): Promise<Rows> {
 		await fetch(`${base}/a/tree/create`, { method: "POST", headers: auth, body: JSON.stringify({ Nodes: [{ Path: "common-files/puts", Type: "COLLECTION" }] }) });
 		await load(putOpts(`${base}/io/common-files/puts`, { "X-Pydio-Bearer": token }), 3); // warm-up
 		execFileSync("sync");
+		const bareCpu0 = cpuMs(barePut.proc.pid as number);
 		const bare = await load(putOpts(`${barePut.url}/x`, {}));
+		const barePutCpuUs = ((cpuMs(barePut.proc.pid as number) - bareCpu0) * 1000) / (bare.rps * Number(process.env.BENCH_SECONDS || 8));
 		execFileSync("sync");
 		const cpu0 = cpuMs(node.pid as number);
 		const puts = await load(putOpts(`${base}/io/common-files/puts`, { "X-Pydio-Bearer": token }));
@@ -105,27 +119,46 @@ async function serverRows(databaseUrl?: string): Promise<Rows> {
 			const p = pctOf(f, b);
 			rows.push([`${name} (target >= 40% of bare)`, `${f.rps.toFixed(0)} req/s, p99 ${f.p99} ms, ${p.toFixed(0)}% of bare (${b.rps.toFixed(0)})${f.errors ? `, ${f.errors} errors` : ""}`, p >= 40 ? "met" : `missed by ${(40 - p).toFixed(0)} points`]);
 		}
+		return { rows, bare: { put: bare, putCpuUs: barePutCpuUs, stat: bareStat, list: bareList, statBytes } };
 
 	} finally {
 		await stopNode(node);
 		for (const p of procs) p.kill("SIGKILL");
 		rmSync(dataDir, { recursive: true, force: true });
 	}
-	return rows;
+}
+
+/** The floors (bench/floors.ts) against each throughput target's budget, with the SQLite run's bare figures. */
+async function floorRows(bare: Bare): Promise<string[]> {
+	const gw = await gatewayFloor(bare.statBytes);
+	const st = await sqliteFloors();
+	const put = budgetUs(50, bare.put.rps);
+	const stat = budgetUs(40, bare.stat.rps);
+	const list = budgetUs(40, bare.list.rps);
+	return [
+		`| gateway floor: moleculer-web + Cellar's broker options, one action answering the stat's bytes, never cached | ${gw.rps.toFixed(0)} req/s, ${((gw.rps / bare.stat.rps) * 100).toFixed(0)}% of bare, ${gw.cpuUs.toFixed(0)} µs CPU a request |`,
+		`| store floor (SQLite, in-process, no Kysely): the stat's row / a 50-child page / one file's index write committed | ${st.statRowUs.toFixed(1)} / ${st.childrenUs.toFixed(1)} / ${st.fileWriteUs.toFixed(1)} µs |`,
+		`| bare PUT server's own CPU per file (md5 + write + fsync + rename) | ${bare.putCpuUs.toFixed(0)} µs |`,
+		`| 4 KiB PUT >= 50% of bare (${bare.put.rps.toFixed(0)}/s): bare's work + the index write | ${verdict(put, bare.putCpuUs + st.fileWriteUs)} |`,
+		`| stat >= 40% of bare (${bare.stat.rps.toFixed(0)}/s): gateway + the row | ${verdict(stat, gw.cpuUs + st.statRowUs)} |`,
+		`| 50-child listing >= 40% of bare (${bare.list.rps.toFixed(0)}/s): gateway + the page | ${verdict(list, gw.cpuUs + st.childrenUs)} |`,
+	];
 }
 
 async function main(): Promise<void> {
 	console.log(`Cellar store benchmark (issue 8): SQLite and PostgreSQL, node ${process.version}, ${require("node:os").cpus().length} cores`);
 	const pg = await pgAvailable();
 	console.log("SQLite: rows 1-3...");
-	const sqlite = await serverRows();
+	const { rows: sqlite, bare } = await serverRows();
 	console.log(sqlite.map((r) => `  ${r.join(" | ")}`).join("\n"));
 	let postgres: Rows | undefined;
 	if (pg) {
 		console.log("PostgreSQL: rows 1-3...");
-		postgres = await withPgDatabase((url) => serverRows(url));
+		postgres = (await withPgDatabase((url) => serverRows(url))).rows;
 		console.log(postgres.map((r) => `  ${r.join(" | ")}`).join("\n"));
 	}
+	console.log("Floors...");
+	const floors = await floorRows(bare);
 	let treeSqlite: TreeRows | undefined, treePg: TreeRows | undefined;
 	if (TREE) {
 		treeSqlite = await treeFigures();
@@ -137,6 +170,7 @@ async function main(): Promise<void> {
 		const p = postgres?.[i];
 		console.log(`| ${name} | ${fig} (${met}) | ${p ? `${p[1]} (${p[2]})` : "no PostgreSQL on " + "BENCH_PG_URL"} |`);
 	});
+	console.log(`\nFloors of this stack on this machine (bench/floors.ts; a node bound on one core answers at most 1 / its CPU a request)\n\n| floor or target | figure |\n|---|---|\n${floors.join("\n")}`);
 	if (treeSqlite) {
 		console.log(`\n${FILES.toLocaleString("en")} files in the store, against an empty store\n\n| measure | SQLite empty | SQLite ${FILES.toLocaleString("en")} | PostgreSQL empty | PostgreSQL ${FILES.toLocaleString("en")} |\n|---|---:|---:|---:|---:|`);
 		treeSqlite.forEach(([name, e, l], i) => console.log(`| ${name} | ${e} | ${l} | ${treePg?.[i]?.[1] ?? ""} | ${treePg?.[i]?.[2] ?? (pg ? "" : "no PostgreSQL")} |`));
