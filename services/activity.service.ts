@@ -11,9 +11,12 @@
  * per cell), `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
  * replica — the one on the node that made the change, or every replica when that node runs none, the rows'
  * idempotency keys then keeping one copy), `$services.changed` (which nodes run this service is asked again).
+ * `activity.subscribed` (broadcast, its own included: each replica forgets what it kept of that user's subscriptions).
  * Emits: `activity.posted` (broadcast) {items: [{ownerId, activity}]} for new inbox activities (websocket pushes),
- * `activity.subscribed` (broadcast) {UserId} after a subscription changes (gateways drop cached listings).
- * Internal: `activity.followed` {UserId, ObjectIds} (the tree's `user_subscriptions` meta).
+ * `activity.subscribed` (broadcast) {UserId} after a subscription changes, and for each deleted user once their
+ * subscriptions are gone (gateways drop cached listings, replicas their followed caches).
+ * Internal: `activity.followed` {UserId, ObjectIds} (the tree's `user_subscriptions` meta; lib/activity/followed
+ * keeps each user's few subscriptions in memory, 30 s at most).
  * Calls: `tree.visible`, `tree.uuidsAt`, `users.byLogin`, `users.authInfo`, `workspaces.accessible`, `mailer.queue`.
  */
 
@@ -26,11 +29,14 @@ import type { Identity, Meta } from "../lib/auth/identity";
 import { requireUser } from "../lib/identity/resource-policy";
 import { Feeds, type SearchSubscriptionsRequest, type ShareNotice, type StreamRequest } from "../lib/activity/feeds";
 import { Batcher } from "../lib/activity/batcher";
+import { FollowedNodes } from "../lib/activity/followed";
 import { sendDigests } from "../lib/activity/digest";
 import type { SubscriptionRecord } from "../lib/db/activity";
 import { broadcast, call, serviceRunsOn, type IdentityChange, type PublicUser, type TreeChange, type TreeRead } from "../lib/contracts";
 
 const PRUNE_EVERY_MS = 3600_000;
+/** Users whose deletion is broadcast one by one to the other replicas' followed caches; beyond, their TTL does it. */
+const MAX_FORGET_BROADCASTS = 1000;
 
 const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, ActivityVars> = {
 	name: "activity",
@@ -65,6 +71,8 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			},
 			async handler(this: ActivityThis, ctx: Context<Partial<SubscriptionRecord>, Meta>) {
 				const out = await this.feeds.subscribe(requireUser(ctx), ctx.params);
+				// Here at once; the other replicas when the broadcast reaches them.
+				this.followed.forget(out.UserId);
 				await broadcast(this.broker, "activity.subscribed", { UserId: out.UserId });
 				return out;
 			},
@@ -86,7 +94,7 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 			read: true,
 			params: { UserId: { type: "string", max: 255 }, ObjectIds: { type: "array", items: { type: "string", max: 255 }, max: 1000 } },
 			async handler(this: ActivityThis, ctx: Context<{ UserId: string; ObjectIds: string[] }>) {
-				return this.repo.followedNodes(ctx.params.UserId, ctx.params.ObjectIds);
+				return this.followed.of(ctx.params.UserId, ctx.params.ObjectIds);
 			},
 		},
 		// Internal (tests, operations): writes what waits now, and prunes now.
@@ -125,13 +133,27 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 		"identity.changed"(this: ActivityThis, ctx: Context<IdentityChange, Meta>) {
 			const c = ctx.params;
 			if ((c.kind === "user" || c.kind === "group") && c.deleted?.length) {
+				// Every replica forgets what it kept; the one that clears the store tells them again once it is done
+				// (a stat in between could have kept the subscriptions being removed).
+				this.followed.clear();
 				if (!this.handles(ctx)) return;
-				this.repo.deleteUsers(c.deleted).catch((e: Error) => this.logger.warn(`Clearing the activities of deleted users failed: ${e.message}`));
+				const deleted = c.deleted;
+				this.repo
+					.deleteUsers(deleted)
+					.then(async () => {
+						this.followed.clear();
+						for (const UserId of deleted.slice(0, MAX_FORGET_BROADCASTS)) await broadcast(this.broker, "activity.subscribed", { UserId });
+					})
+					.catch((e: Error) => this.logger.warn(`Clearing the activities of deleted users failed: ${e.message}`));
 				return;
 			}
 			const actor = ctx.meta.user?.Login;
 			if (c.kind !== "acl" || !c.RoleID || !c.WorkspaceID || !actor || !this.handles(ctx)) return;
 			this.feeds.recordAccess(actor, c.RoleID, c.WorkspaceID).catch((e: Error) => this.logger.warn(`Recording an access activity failed: ${e.message}`));
+		},
+		// A user's subscriptions changed, on this node or another: what this replica kept of them goes.
+		"activity.subscribed"(this: ActivityThis, ctx: Context<{ UserId: string }>) {
+			this.followed.forget(ctx.params.UserId);
 		},
 		// Which nodes run this service: asked again after the registry changed, not at every event.
 		"$services.changed"(this: ActivityThis) {
@@ -216,6 +238,7 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 	async started(this: ActivityThis) {
 		const cfg = loadConfig();
 		this.repo = new ActivityRepo(this.db);
+		this.followed = new FollowedNodes({ byUser: (user, max) => this.repo.followedByUser(user, max), among: (user, ids) => this.repo.followedAmong(user, ids) });
 		this.feeds = new Feeds({
 			repo: this.repo,
 			visible: (user, nodes) => call(this.broker, "tree.visible", { Nodes: nodes }, { meta: { user } }),
@@ -266,6 +289,8 @@ interface ActivityVars {
 	/** Whether each node that sent a broadcast runs this service (see `handles`), until the registry changes. */
 	senders: Map<string, boolean>;
 	repo: ActivityRepo;
+	/** What each user follows, for stats and listings (lib/activity/followed). */
+	followed: FollowedNodes;
 	feeds: Feeds;
 	batcher: Batcher<TreeChange>;
 	reads: Batcher<TreeRead>;

@@ -29,6 +29,16 @@ export interface ActivityEntry {
 	body: string;
 }
 
+/** The entries of `followed` for these nodes (those followed). */
+export function pick(followed: ReadonlyMap<string, string[]>, objectIds: readonly string[]): Record<string, string[]> {
+	const out: Record<string, string[]> = {};
+	for (const id of objectIds) {
+		const events = followed.get(id);
+		if (events) out[id] = events;
+	}
+	return out;
+}
+
 export interface SubscriptionRecord {
 	UserId: string;
 	ObjectType: OwnerType;
@@ -167,15 +177,23 @@ export class ActivityRepo {
 	 * query) and matched here; a user following more than FEW nodes has these nodes looked up one by one.
 	 */
 	async followedNodes(userId: string, objectIds: readonly string[]): Promise<Record<string, string[]>> {
+		if (!objectIds.length) return {};
+		const mine = await this.followedByUser(userId, FEW);
+		return mine ? pick(mine, objectIds) : this.followedAmong(userId, objectIds);
+	}
+
+	/** All the nodes a user follows with their events, when they are at most `max`; null when there are more. */
+	async followedByUser(userId: string, max = FEW): Promise<Map<string, string[]> | null> {
+		const rows = (await this.db.kysely.executeQuery<{ object_id: string; events: string }>(this.followedQuery.with("", [userId, "NODE", max + 1]))).rows;
+		if (rows.length > max) return null;
+		return new Map(rows.map((r) => [r.object_id, fromJson<string[]>(r.events, [])]));
+	}
+
+	/** The events a user follows on these nodes, looked up by node (for a user following many). */
+	async followedAmong(userId: string, objectIds: readonly string[]): Promise<Record<string, string[]>> {
 		const out: Record<string, string[]> = {};
 		if (!objectIds.length) return out;
-		const rows = (await this.db.kysely.executeQuery<{ object_id: string; events: string }>(this.followedQuery.with("", [userId, "NODE", FEW + 1]))).rows;
-		if (rows.length > FEW) {
-			for (const s of await this.subscriptions({ objectType: "NODE", objectIds: [...objectIds], userIds: [userId] })) out[s.ObjectId] = s.Events;
-			return out;
-		}
-		const wanted = new Set(objectIds);
-		for (const r of rows) if (wanted.has(r.object_id)) out[r.object_id] = fromJson<string[]>(r.events, []);
+		for (const s of await this.subscriptions({ objectType: "NODE", objectIds: [...objectIds], userIds: [userId] })) out[s.ObjectId] = s.Events;
 		return out;
 	}
 

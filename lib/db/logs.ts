@@ -5,7 +5,7 @@
 import { sql, type Expression, type ExpressionBuilder, type Selectable, type SqlBool } from "kysely";
 import type { Db } from "./index";
 import type { Database, LogsTable } from "./schema";
-import { asciiLower, fromJson } from "./sql";
+import { CompiledShapes, asciiLower, fromJson } from "./sql";
 import type { LogColumn, LogCondition } from "../logs/query";
 import { LOG_FIELDS, type LogKind, type LogLevel, type LogRecord } from "../logs/model";
 
@@ -34,7 +34,25 @@ export interface LogCursor {
 	id: string;
 }
 
-const BATCH = 200;
+/** Rows of the largest insert statement (18 columns each: 1,152 parameters, within both backends' limits). */
+const CHUNK = 64;
+/** The order of a row's values in the compiled inserts: every column (checked below). */
+const ROW_COLUMNS = ["id", "kind", "ts", "level", "logger", "node", "msg", "msg_id", "user_name", "user_uuid", "remote_address", "user_agent", "node_uuid", "node_path", "ws_uuid", "operation_uuid", "span_uuid", "extra"] as const satisfies readonly Column[];
+const EVERY_COLUMN: Exclude<Column, (typeof ROW_COLUMNS)[number]> extends never ? true : never = true;
+void EVERY_COLUMN;
+
+function rowOf(r: LogRecord): LogsTable {
+	const row: LogsTable = {
+		id: r.id, kind: r.kind, ts: Math.floor(r.ts), level: r.level, logger: r.logger, node: r.node, msg: r.msg,
+		msg_id: null, user_name: null, user_uuid: null, remote_address: null, user_agent: null, node_uuid: null, node_path: null, ws_uuid: null, operation_uuid: null, span_uuid: null,
+		extra: r.extra && Object.keys(r.extra).length ? JSON.stringify(r.extra) : null,
+	};
+	for (const f of LOG_FIELDS) {
+		const v = r[f];
+		if (v) (row as unknown as Record<string, string>)[COLUMNS[f]] = v;
+	}
+	return row;
+}
 
 function recordOf(r: Selectable<LogsTable>): LogRecord {
 	const out: LogRecord = { id: r.id, kind: r.kind as LogKind, ts: Number(r.ts), level: r.level as LogLevel, logger: r.logger, node: r.node, msg: r.msg };
@@ -115,23 +133,25 @@ export class LogsRepo {
 	 * (an event every log service instance receives, stored by whichever comes first).
 	 */
 	async add(records: LogRecord[], once = false): Promise<void> {
-		for (let i = 0; i < records.length; i += BATCH) {
-			const rows = records.slice(i, i + BATCH).map((r) => {
-				const row: LogsTable = {
-					id: r.id, kind: r.kind, ts: Math.floor(r.ts), level: r.level, logger: r.logger, node: r.node, msg: r.msg,
-					msg_id: null, user_name: null, user_uuid: null, remote_address: null, user_agent: null, node_uuid: null, node_path: null, ws_uuid: null, operation_uuid: null, span_uuid: null,
-					extra: r.extra && Object.keys(r.extra).length ? JSON.stringify(r.extra) : null,
-				};
-				for (const f of LOG_FIELDS) {
-					const v = r[f];
-					if (v) (row as unknown as Record<string, string>)[COLUMNS[f]] = v;
-				}
-				return row;
-			});
-			const insert = this.db.kysely.insertInto("logs").values(rows);
-			await (once ? insert.onConflict((oc) => oc.column("id").doNothing()) : insert).execute();
+		const rows = records.map(rowOf);
+		// Pieces of fixed sizes (CHUNK, then the powers of two a rest is made of): each size is one statement,
+		// built and compiled once and prepared once by the driver, whatever the batch's length.
+		for (let i = 0; i < rows.length; ) {
+			let n = CHUNK;
+			while (n > rows.length - i) n >>= 1;
+			const params: unknown[] = [];
+			for (const row of rows.slice(i, i + n)) for (const c of ROW_COLUMNS) params.push(row[c]);
+			await this.db.kysely.executeQuery(this.inserts.with(`${n}|${once ? "once" : ""}`, params));
+			i += n;
 		}
 	}
+
+	private readonly inserts = new CompiledShapes<`${number}|${"once" | ""}`>((key) => {
+		const [n, once] = key.split("|");
+		const placeholder = Object.fromEntries(ROW_COLUMNS.map((c) => [c, ""])) as unknown as LogsTable;
+		const insert = this.db.kysely.insertInto("logs").values(Array.from({ length: Number(n) }, () => placeholder));
+		return (once ? insert.onConflict((oc) => oc.column("id").doNothing()) : insert).compile();
+	});
 
 	/** One page of the matching records, newest first. */
 	async list(kind: LogKind, conditions: LogCondition[], offset: number, limit: number): Promise<LogRecord[]> {

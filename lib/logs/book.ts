@@ -34,10 +34,12 @@ const EXPORT_BATCH = 500;
 const DAY_MS = 24 * 3600_000;
 
 let seq = 0;
+/** This process's part of the ids: two nodes' entries of one millisecond and sequence number still differ. */
+const PROCESS_ID = randomBytes(4).toString("hex");
 /** Ids that sort like the entries' times (same millisecond: in arrival order on this node). */
 function newId(ts: number): string {
 	seq = (seq + 1) % 1_000_000;
-	return `${String(Math.max(0, Math.floor(ts))).padStart(13, "0")}-${String(seq).padStart(6, "0")}-${randomBytes(4).toString("hex")}`;
+	return `${String(Math.max(0, Math.floor(ts))).padStart(13, "0")}-${String(seq).padStart(6, "0")}-${PROCESS_ID}`;
 }
 
 const AUDIT_TEXT: Record<AuditEntry["action"], string> = {
