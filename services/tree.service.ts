@@ -450,10 +450,9 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			async handler(ctx: Context<{ ds: string; path: string; uuid: string; key: string; size: number; etag: string; headers?: Record<string, string> }, Meta>) {
 				const { ds, path, uuid, key, size, etag } = ctx.params;
 				const headers = encodeObjectHeaders(checkObjectHeaders(ctx.params.headers));
+				const { node: doc, previous } = await this.ops.authoredBy(ctx.meta.user?.Login ?? "").commitWriteOver(ds, path, { uuid, key, size, etag, headers }, ctx.meta.user?.Uuid);
 				// A file that was not there is a creation for the feeds and the web clients, an overwrite a content change.
-				const existed = !!(await this.ops.index.get(ds, path));
-				const doc: NodeDoc = await this.ops.authoredBy(ctx.meta.user?.Login ?? "").commitWrite(ds, path, { uuid, key, size, etag, headers }, ctx.meta.user?.Uuid);
-				this.broadcastChange(existed ? "content" : "create", doc, undefined, ctx.meta.user?.Login);
+				this.broadcastChange(previous ? "content" : "create", doc, undefined, ctx.meta.user?.Login);
 				return { Uuid: doc._id, Etag: doc.etag, MTime: doc.mtime, Size: doc.size };
 			},
 		},

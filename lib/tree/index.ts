@@ -176,13 +176,16 @@ export class TreeIndex {
 	 * Makes written content visible: a new file, or a new version of an existing one (same uuid). `meta` is merged
 	 * into the node's metadata; a key set to undefined is removed.
 	 */
-	async commitFile(ds: string, path: string, content: { uuid: string; key: string; size: number; etag: string; mtime?: number; meta?: Record<string, string | undefined> }): Promise<{ node: NodeDoc; previous: NodeDoc | null }> {
-		const previous = await this.nodes.byPath(ds, path);
+	async commitFile(ds: string, path: string, content: { uuid: string; key: string; size: number; etag: string; mtime?: number; meta?: Record<string, string | undefined> }, knownAbsent = false): Promise<{ node: NodeDoc; previous: NodeDoc | null }> {
+		// `knownAbsent`: the caller found nothing at this path under its per-path lock, so a new file is inserted
+		// without reading again (a node created there meanwhile makes the insert conflict: handled below). A file
+		// that was there is read again: it may have been moved or deleted since, and its content is not to follow it.
+		const previous = knownAbsent ? null : await this.get(ds, path);
 		if (previous && previous.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");
 		const mtime = content.mtime ?? now();
 		if (previous) {
-			const node = await this.nodes.setContent(previous.uuid, { size: content.size, etag: content.etag, key: content.key, mtime, meta: content.meta });
-			return { node: toDoc(node), previous: toDoc(previous) };
+			const node = await this.nodes.setContent(previous._id, { size: content.size, etag: content.etag, key: content.key, mtime, meta: content.meta });
+			return { node: toDoc(node), previous };
 		}
 		const meta: Record<string, string> = {};
 		for (const [k, v] of Object.entries(content.meta ?? {})) if (v !== undefined) meta[k] = v;
@@ -192,10 +195,10 @@ export class TreeIndex {
 		} catch (err) {
 			// Another node committed a first version of this path meanwhile (the per-path lock is per process):
 			// this upload is the later one, and replaces that content as any overwrite does.
-			const winner = err instanceof ConflictError ? await this.nodes.byPath(ds, path) : null;
+			const winner = err instanceof ConflictError ? await this.get(ds, path) : null;
 			if (!winner || winner.type !== "LEAF") throw err;
-			const node = await this.nodes.setContent(winner.uuid, { size: content.size, etag: content.etag, key: content.key, mtime, meta: content.meta });
-			return { node: toDoc(node), previous: toDoc(winner) };
+			const node = await this.nodes.setContent(winner._id, { size: content.size, etag: content.etag, key: content.key, mtime, meta: content.meta });
+			return { node: toDoc(node), previous: winner };
 		}
 	}
 

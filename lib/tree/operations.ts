@@ -112,6 +112,11 @@ export class TreeOperations {
 	 * replaced content (its md5 in x-amz-meta-md5chksum, its type) would describe other bytes.
 	 */
 	async commitWrite(dsName: string, path: string, c: { uuid: string; key: string; size: number; etag: string; meta?: Record<string, string>; headers?: string }, owner?: string): Promise<NodeDoc> {
+		return (await this.commitWriteOver(dsName, path, c, owner)).node;
+	}
+
+	/** commitWrite, telling also what it replaced (null: the file is new). */
+	async commitWriteOver(dsName: string, path: string, c: { uuid: string; key: string; size: number; etag: string; meta?: Record<string, string>; headers?: string }, owner?: string): Promise<{ node: NodeDoc; previous: NodeDoc | null }> {
 		const ds = await this.datasource(dsName);
 		return this.locked(`${dsName}/${path}`, async () => {
 			// The parent folder may have been deleted or moved while the content was uploaded: the file lands
@@ -131,11 +136,12 @@ export class TreeOperations {
 				key = path;
 			}
 			const { headers, ...content } = c;
-			const { node, previous } = await this.index.commitFile(dsName, path, { ...content, key, meta: { ...c.meta, [S3_HEADERS]: headers } });
+			// Nothing found above, under this path's lock: the index inserts without looking again.
+			const { node, previous } = await this.index.commitFile(dsName, path, { ...content, key, meta: { ...c.meta, [S3_HEADERS]: headers } }, current === null);
 			if (previous?.key && previous.key !== key) await ds.store.delete(previous.key).catch(() => undefined);
 			// An S3 delete may have removed the folder as empty just before this file landed in it: made again.
 			if (!(await this.index.get(dsName, parentOf(path)))) await this.mkdir(dsName, parentOf(path), true);
-			return node;
+			return { node, previous };
 		});
 	}
 
