@@ -8,7 +8,8 @@
  * Broadcasts: `usermeta.changed` {NodeUuids, Namespaces, Indexable} after values change (gateways drop cached
  *         listings; a search index reindexes the nodes of indexable namespaces).
  * Consumes: `tree.changed` type delete (the node's values go with it; a folder's delete, and an hourly sweep on one
- *         node of the cluster, remove the values of nodes that no longer exist).
+ *         node of the cluster, remove the values of nodes that no longer exist); `usermeta.changed` (its own
+ *         included: each replica keeps which nodes have values, lib/usermeta/valued, and asks the store only for those).
  */
 
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
@@ -20,7 +21,8 @@ import { requireUser } from "../lib/identity/resource-policy";
 import { policiesParam as policies } from "../lib/identity/policy-params";
 import { UserMetadata, type NamespaceIn, type SearchQuery, type UserMetaIn } from "../lib/usermeta/metadata";
 import { MAX_RESULTS } from "../lib/usermeta/metadata";
-import { broadcast, call, type TreeChange } from "../lib/contracts";
+import { broadcast, call, type TreeChange, type UserMetaChange } from "../lib/contracts";
+import { ValuedNodes } from "../lib/usermeta/valued";
 
 const operation = { type: "enum", optional: true, values: ["PUT", "DELETE"] } as const;
 const uuid = { type: "string", max: 255 } as const;
@@ -30,11 +32,15 @@ const uuidList = { type: "array", optional: true, items: uuid, max: 1000 } as co
 /** An hourly sweep of values whose node is gone; after a folder's delete, one sweep this long after. */
 const SWEEP_EVERY_MS = 3600_000;
 const SWEEP_AFTER_DELETE_MS = 5000;
+/** How often each replica reads again which nodes have values (announcements lost, values swept). */
+const VALUED_REFRESH_MS = 10 * 60_000;
 
 interface UserMetaVars {
 	db: Db;
 	repo: UserMetaRepo;
 	meta: UserMetadata;
+	/** Which nodes have any values (lib/usermeta/valued). */
+	valued: ValuedNodes;
 	sweepLease: PeriodicLease;
 	sweeper?: NodeJS.Timeout;
 	pendingSweep?: NodeJS.Timeout;
@@ -179,6 +185,10 @@ const UserMetaService: ServiceSchema<ServiceSettingSchema, UserMetaMethods, User
 		},
 	},
 	events: {
+		// Values set on any replica (this one's included): their nodes are looked up from now on.
+		"usermeta.changed"(this: UserMetaThis, ctx: Context<UserMetaChange>) {
+			this.valued?.add(ctx.params.NodeUuids);
+		},
 		"tree.changed": {
 			async handler(this: UserMetaThis, ctx: Context<TreeChange>) {
 				// A folder's delete is one event: values of what was inside stay unreachable (no node has their uuid).
@@ -218,11 +228,19 @@ const UserMetaService: ServiceSchema<ServiceSettingSchema, UserMetaMethods, User
 	},
 	async started(this: UserMetaThis) {
 		this.repo = new UserMetaRepo(this.db);
+		this.valued = new ValuedNodes(this.repo);
+		await this.valued.load();
+		this.valued.start(VALUED_REFRESH_MS, (e) => this.logger.warn(`Reading which nodes have user metadata failed: ${e.message}`));
 		this.meta = new UserMetadata({
 			repo: this.repo,
 			// The caller's rights on the nodes come from the tree (workspaces, node ACLs, token scopes).
 			nodes: async (uuids, user) => (uuids.length ? (await call(this.broker, "tree.statUuids", { Uuids: uuids }, { meta: { user } })).Nodes : []),
-			changed: (change) => broadcast(this.broker, "usermeta.changed", change),
+			changed: (change) => {
+				// This replica's answers show the values at once; the others' when the broadcast reaches them.
+				this.valued.add(change.NodeUuids);
+				return broadcast(this.broker, "usermeta.changed", change);
+			},
+			valued: (uuids) => this.valued.among(uuids),
 		});
 		// Once per cluster: the lease's holder sweeps every hour; another node takes over within two if it stops.
 		this.sweepLease = new PeriodicLease(new LeasesRepo(this.db), "user-meta.sweep", this.broker.nodeID, 2 * SWEEP_EVERY_MS, (e) => this.logger.warn(`User metadata sweep lease renewal failed: ${(e as Error).message}`));
@@ -230,6 +248,7 @@ const UserMetaService: ServiceSchema<ServiceSettingSchema, UserMetaMethods, User
 		this.sweeper.unref();
 	},
 	async stopped(this: UserMetaThis) {
+		this.valued?.stop();
 		clearInterval(this.sweeper);
 		clearTimeout(this.pendingSweep);
 		await this.sweepLease?.release().catch(() => undefined);

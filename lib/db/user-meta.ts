@@ -133,6 +133,12 @@ export class UserMetaRepo {
 		return Number(r.numDeletedRows);
 	}
 
+	/** The uuids of the nodes having values, when at most `max`; null when there are more. */
+	async nodesWithValues(max: number): Promise<string[] | null> {
+		const rows = await this.db.kysely.selectFrom("user_meta").select("node_uuid").distinct().limit(max + 1).execute();
+		return rows.length > max ? null : rows.map((r) => r.node_uuid);
+	}
+
 	/** Values matching every given criterion; newest first. A list criterion given empty matches nothing. */
 	async find(q: UserMetaQuery): Promise<UserMetaValue[]> {
 		for (const list of [q.uuids, q.nodeUuids, q.owners]) if (list && !list.length) return [];

@@ -43,6 +43,8 @@ export interface UserMetaDeps {
 	/** The nodes of these uuids the user may read (node_readonly set where they may not write); others left out. */
 	nodes(uuids: string[], user: Identity): Promise<TreeNode[]>;
 	changed(change: UserMetaChange): Promise<void>;
+	/** The nodes among these that may have values (lib/usermeta/valued); absent: all of them are looked up. */
+	valued?(uuids: readonly string[]): readonly string[];
 	now?: () => number;
 }
 
@@ -211,7 +213,10 @@ export class UserMetadata {
 	/** The values the user may read on these nodes, as MetaStore entries by node uuid (one query). */
 	async valuesFor(user: Identity, nodeUuids: string[]): Promise<Record<string, Record<string, string>>> {
 		const out: Record<string, Record<string, string>> = {};
-		for (const v of await this.deps.repo.find({ nodeUuids: [...new Set(nodeUuids)], owners: ["", user.Uuid] })) {
+		const asked = [...new Set(nodeUuids)];
+		const valued = this.deps.valued ? this.deps.valued(asked) : asked;
+		if (!valued.length) return out;
+		for (const v of await this.deps.repo.find({ nodeUuids: [...valued], owners: ["", user.Uuid] })) {
 			if (!this.readable(v, user)) continue;
 			(out[v.NodeUuid] ??= {})[v.Namespace] = v.JsonValue;
 		}

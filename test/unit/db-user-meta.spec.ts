@@ -110,4 +110,15 @@ onEveryBackend("UserMetaRepo", (h) => {
 		assert.equal((await repo.find({})).length, before - removed);
 		assert.deepEqual((await repo.find({ namespace: "usermeta-z" })).map((v) => v.JsonValue), ["2", "1"]);
 	});
+
+	it("nodesWithValues: each node having values once, or null past the bound", async () => {
+		await repo.put({ NodeUuid: "v-1", Namespace: "usermeta-v", Owner: "", JsonValue: "1", Policies: [], UpdatedAt: 1 });
+		await repo.put({ NodeUuid: "v-1", Namespace: "usermeta-w", Owner: "u", JsonValue: "2", Policies: [], UpdatedAt: 2 });
+		await repo.put({ NodeUuid: "v-2", Namespace: "usermeta-v", Owner: "", JsonValue: "3", Policies: [], UpdatedAt: 3 });
+		const all = (await repo.nodesWithValues(10_000)) ?? [];
+		assert.equal(all.filter((u) => u === "v-1").length, 1);
+		assert.ok(all.includes("v-2"));
+		assert.equal(new Set(all).size, all.length);
+		assert.equal(await repo.nodesWithValues(all.length - 1), null);
+	});
 });
