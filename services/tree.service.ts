@@ -438,11 +438,12 @@ const TreeService: ServiceSchema<ServiceSettingSchema, Methods, Vars> = {
 			},
 		},
 		prepareWrite: {
-			params: { Path: { type: "string", max: 8192 } },
-			async handler(ctx: Context<{ Path: string }, Meta>) {
+			// Size: the upload's announced length, refused (413) when the datasource's storage cannot hold it.
+			params: { Path: { type: "string", max: 8192 }, Size: { type: "number", integer: true, min: 0, optional: true } },
+			async handler(ctx: Context<{ Path: string; Size?: number }, Meta>) {
 				const loc = await this.resolver.require(ctx.params.Path, requireUser(ctx), "write");
 				checkUserWritable(loc.rel);
-				return { ds: loc.ds, path: loc.path, ...(await this.ops.prepareWrite(loc.ds, loc.path)) };
+				return { ds: loc.ds, path: loc.path, ...(await this.ops.prepareWrite(loc.ds, loc.path, ctx.params.Size)) };
 			},
 		},
 		commitWrite: {

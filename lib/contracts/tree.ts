@@ -71,7 +71,8 @@ export interface TreeActions {
 	"tree.roots": { params: Record<string, never>; result: RootInfo[] };
 	"tree.scan": { params: { after?: string; limit: number }; result: ScannedNode[] };
 	"tree.locate": { params: { Path: string; need: "read" | "write" }; result: Located };
-	"tree.prepareWrite": { params: { Path: string }; result: Prepared };
+	/** Size: the content's announced length, refused (413) when the datasource's storage cannot hold it. */
+	"tree.prepareWrite": { params: { Path: string; Size?: number }; result: Prepared };
 	"tree.commitWrite": { params: Prepared & { size: number; etag: string; headers?: Record<string, string> }; result: WrittenObject };
 	"tree.listObjects": { params: { Prefix: string; Delimiter?: string; StartAfter?: string; MaxKeys: number }; result: ObjectListing };
 	"tree.folderMarker": { params: { Path: string }; result: { Uuid: string; MTime: number } };

@@ -469,12 +469,9 @@ export class IoGateway {
 		contentMd5(req.headers);
 		const max = await this.uploadLimit();
 		checkLimit(s3.payload.objectSize, max);
-		if (s3.payload.objectSize !== undefined) {
-			// Before prepareWrite, which makes the missing folders: a refused upload leaves nothing.
-			const where = await this.deps.call("tree.locate", { Path: key, need: "write" }, user);
-			await checkRoom(await this.deps.store(where.ds), s3.payload.objectSize);
-		}
-		const w = await this.deps.call("tree.prepareWrite", { Path: key }, user);
+		// An announced size is checked against the storage's room by prepareWrite, before it makes the missing
+		// folders: a refused upload leaves nothing.
+		const w = await this.deps.call("tree.prepareWrite", { Path: key, ...(s3.payload.objectSize !== undefined ? { Size: s3.payload.objectSize } : {}) }, user);
 		const store = await this.deps.store(w.ds);
 		const decoded = req.pipe(createBodyDecoder(s3.payload, verified, { checksum }));
 		req.on("error", (e) => decoded.destroy(e));
