@@ -14,6 +14,16 @@
 // released as soon as the commit is in the log, the next writers commit while the sync runs, and one sync covers
 // every commit made before it started. An acknowledged write is therefore on disk exactly as with FULL; what the
 // caller waits for is the same, only shared.
+//
+// Grouped transactions. A commit also costs the event loop the writing of every page the transaction changed into
+// the log (~130 µs for one uploaded file's index write here: the row, its indexes, its folders' sizes), whatever the
+// sync. So transactions are nested in one SQLite transaction as savepoints: a transaction's end releases its
+// savepoint and lets the next holder in, and the enclosing transaction is committed at the next turn of the event
+// loop (or once it holds MAX_GROUP transactions), for all of them at once, the pages they share written once. Each
+// is answered only after that commit and its sync, as before. A transaction that fails is rolled back to its
+// savepoint alone; a commit or a sync that fails fails every transaction it held (none of them was answered as
+// done). A plain statement that writes outside a transaction joins the group the same way. What a group holds is
+// visible to the process's other reads before it is on disk, as a committed-but-not-synced write already was.
 import { close, fdatasync, fstat, open, stat } from "node:fs";
 import BetterSqlite3 from "better-sqlite3";
 import { CompiledQuery, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, SelectQueryNode, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from "kysely";
@@ -131,11 +141,37 @@ export class WalSync {
 	}
 }
 
+/** Transactions that ended and wait for the enclosing SQLite transaction's commit (see "Grouped transactions"). */
+interface Group {
+	members: number;
+	/** Resolved once the group is committed and its log synced; rejected when either failed. */
+	done: Promise<void>;
+	settle(err?: unknown): void;
+	/** A commit at the next turn of the event loop is scheduled. */
+	scheduled: boolean;
+}
+
+/** Transactions held by one commit at most: a steady stream of writers still gets its answers. */
+const MAX_GROUP = 64;
+/** Statements SQLite runs only outside a transaction (or that manage transactions themselves). */
+const OUTSIDE_TRANSACTIONS = /^\s*(pragma|vacuum|attach|detach|begin|commit|end|rollback|savepoint|release)\b/i;
+const SAVEPOINT = "cellar_tx";
+
+function newGroup(): Group {
+	let settle!: (err?: unknown) => void;
+	const done = new Promise<void>((resolve, reject) => (settle = (err) => (err === undefined ? resolve() : reject(err))));
+	// Nobody may be waiting yet (a group can fail before its first member ends): never an unhandled rejection.
+	done.catch(() => undefined);
+	return { members: 0, done, settle, scheduled: false };
+}
+
 /** The database shared by every acquisition: the handle, its prepared statements, the lock and the log's syncs. */
 class SqliteShared {
 	private readonly statements = new Map<string, Statement>();
 	private queue: Promise<void> = Promise.resolve();
 	readonly wal: WalSync;
+	/** The SQLite transaction open for ended transactions waiting for their commit, if any. */
+	group: Group | undefined;
 
 	constructor(
 		readonly db: BetterSqlite3.Database,
@@ -165,6 +201,73 @@ class SqliteShared {
 		await previous;
 		return release;
 	}
+
+	/** The group a transaction (or a writing statement) joins, opened with BEGIN IMMEDIATE when none is. Holding the lock. */
+	joinGroup(): Group {
+		if (this.group && !this.db.inTransaction) this.failGroup(new Error("The database rolled the transaction back"));
+		if (!this.group) {
+			this.prepare("begin immediate").run();
+			this.group = newGroup();
+		}
+		return this.group;
+	}
+
+	/** One more member ended in `g`: committed now when full, else at the next turn of the event loop. Holding the lock. */
+	ended(g: Group): void {
+		g.members++;
+		if (g.members >= MAX_GROUP) return this.commitGroup();
+		if (g.scheduled) return;
+		g.scheduled = true;
+		setImmediate(() => {
+			void this.lock().then((release) => {
+				try {
+					if (this.group === g) this.commitGroup();
+				} finally {
+					release();
+				}
+			});
+		});
+	}
+
+	/** Commits the open group, then settles it once the log is synced. Holding the lock. */
+	commitGroup(): void {
+		const g = this.group;
+		if (!g) return;
+		this.group = undefined;
+		try {
+			if (!this.db.inTransaction) throw new Error("The database rolled the transaction back");
+			this.prepare("commit").run();
+		} catch (err) {
+			if (this.db.inTransaction) this.prepare("rollback").run();
+			return g.settle(err);
+		}
+		this.wal.durable().then(
+			() => g.settle(),
+			(err: unknown) => g.settle(err),
+		);
+	}
+
+	/**
+	 * After a failed transaction or writing statement, undone by now: when SQLite ended the whole transaction, the
+	 * group's members fail with it; a group holding no other member has nothing to commit, and ends here (a group
+	 * with members has its commit scheduled). Holding the lock.
+	 */
+	afterFailure(err: unknown): void {
+		const g = this.group;
+		if (!g) return;
+		if (!this.db.inTransaction) return this.failGroup(err ?? new Error("The database rolled the transaction back"));
+		if (g.members > 0) return;
+		this.group = undefined;
+		this.prepare("rollback").run();
+		g.settle();
+	}
+
+	/** The group's transaction is gone (SQLite rolled it back): its members fail. Holding the lock. */
+	failGroup(err: unknown): void {
+		const g = this.group;
+		this.group = undefined;
+		g?.settle(err);
+	}
 }
 
 /**
@@ -188,26 +291,66 @@ class SqliteConnection implements DatabaseConnection {
 		r?.();
 	}
 
+	/** This acquisition runs a transaction (a savepoint of the group). */
+	private inTransaction = false;
+
 	async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
 		if (!this.release) await this.acquire();
-		const { db } = this.shared;
-		const stmt = this.shared.prepare(q.sql);
-		const inTransaction = db.inTransaction;
+		const shared = this.shared;
+		const stmt = shared.prepare(q.sql);
 		const params = q.parameters as unknown[];
+		if (!this.inTransaction && OUTSIDE_TRANSACTIONS.test(q.sql)) return this.alone(stmt, params);
+		// A plain statement that writes joins the group (opened for it if need be), as a transaction of one.
+		const group = !this.inTransaction && !stmt.readonly ? shared.joinGroup() : undefined;
 		let result: QueryResult<R>;
-		if (stmt.reader) result = { rows: stmt.all(...params) as R[] };
-		else {
-			const { changes, lastInsertRowid } = stmt.run(...params);
-			result = { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+		try {
+			if (stmt.reader) result = { rows: stmt.all(...params) as R[] };
+			else {
+				const { changes, lastInsertRowid } = stmt.run(...params);
+				result = { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+			}
+		} catch (err) {
+			// A failed statement is undone by SQLite alone; an error that ended the whole transaction fails the group.
+			if (group) shared.afterFailure(err);
+			throw err;
 		}
-		// A COMMIT (which SQLite counts as read-only: it does not change the database itself), or a statement that
-		// wrote (RETURNING included: `reader`, but not `readonly`) outside a transaction, has committed: in the
-		// log, not yet on disk. Answer once it is.
-		if (!db.inTransaction && (inTransaction || !stmt.readonly)) {
+		if (group) {
+			shared.ended(group);
 			this.unlock();
-			await this.shared.wal.durable();
+			await group.done;
 		}
 		return result;
+	}
+
+	/** A statement that cannot run inside a transaction: the open group is committed first. */
+	private async alone<R>(stmt: Statement, params: unknown[]): Promise<QueryResult<R>> {
+		const shared = this.shared;
+		shared.commitGroup();
+		const result: QueryResult<R> = stmt.reader ? { rows: stmt.all(...params) as R[] } : { rows: [], numAffectedRows: BigInt(stmt.run(...params).changes) };
+		this.unlock();
+		if (!stmt.readonly) await shared.wal.durable();
+		return result;
+	}
+
+	begin(): void {
+		this.shared.joinGroup();
+		this.shared.prepare(`savepoint ${SAVEPOINT}`).run();
+		this.inTransaction = true;
+	}
+
+	/** Ends the transaction in its group, lets the next holder in, and answers once the group is committed and synced. */
+	async commit(): Promise<void> {
+		const shared = this.shared;
+		this.inTransaction = false;
+		if (!shared.group || !shared.db.inTransaction) {
+			shared.failGroup(new Error("The database rolled the transaction back"));
+			throw new Error("The database rolled the transaction back");
+		}
+		const group = shared.group;
+		shared.prepare(`release ${SAVEPOINT}`).run();
+		shared.ended(group);
+		this.unlock();
+		await group.done;
 	}
 
 	async *streamQuery<R>(q: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
@@ -219,10 +362,17 @@ class SqliteConnection implements DatabaseConnection {
 	}
 
 	async rollback(): Promise<void> {
-		// A failed statement may already have ended the transaction (SQLite rolls back on some errors by itself).
-		// Run directly: a rollback writes nothing that needs syncing. Only while holding the lock: after a commit
-		// whose sync failed, Kysely still calls this, and the transaction open now may be another holder's.
-		if (this.release && this.shared.db.inTransaction) this.shared.prepare("rollback").run();
+		// Only while holding the lock and inside its savepoint: after a commit whose group failed, Kysely still calls
+		// this, and the transaction open now may be another holder's. A failed statement may already have ended the
+		// whole SQLite transaction (SQLite rolls back on some errors by itself): then the group is lost with it.
+		if (!this.release || !this.inTransaction) return;
+		this.inTransaction = false;
+		const shared = this.shared;
+		if (shared.db.inTransaction) {
+			shared.prepare(`rollback to ${SAVEPOINT}`).run();
+			shared.prepare(`release ${SAVEPOINT}`).run();
+		}
+		shared.afterFailure(undefined);
 	}
 }
 
@@ -240,11 +390,11 @@ class SqliteDriver implements Driver {
 	}
 
 	async beginTransaction(c: DatabaseConnection): Promise<void> {
-		await c.executeQuery(CompiledQuery.raw("begin immediate"));
+		(c as SqliteConnection).begin();
 	}
 
 	async commitTransaction(c: DatabaseConnection): Promise<void> {
-		await c.executeQuery(CompiledQuery.raw("commit"));
+		await (c as SqliteConnection).commit();
 	}
 
 	async rollbackTransaction(c: DatabaseConnection): Promise<void> {
@@ -256,6 +406,15 @@ class SqliteDriver implements Driver {
 	}
 
 	async destroy(): Promise<void> {
+		// What a group holds is committed before the database closes.
+		const release = await this.shared.lock();
+		const group = this.shared.group;
+		try {
+			this.shared.commitGroup();
+		} finally {
+			release();
+		}
+		await group?.done.catch(() => undefined);
 		await this.shared.wal.close();
 		if (this.shared.db.open) this.shared.db.close();
 	}

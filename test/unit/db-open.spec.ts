@@ -155,6 +155,12 @@ onEveryBackend("lib/db opening", (h) => {
 	});
 });
 
+/** Frames in the SQLite log of DATA_DIR's database (each a page written by a commit). */
+function walFrames(dir: string): number {
+	const size = fs.statSync(join(dir, "cellar.db-wal")).size;
+	return size <= 32 ? 0 : Math.floor((size - 32) / (4096 + 24));
+}
+
 describe("lib/db SQLite durability", function () {
 	this.timeout(60_000);
 
@@ -191,7 +197,7 @@ describe("lib/db SQLite durability", function () {
 		}
 	});
 
-	it("does not acknowledge a write whose log sync failed, and leaves the other writers' transactions alone", async () => {
+	it("does not acknowledge the writes whose log sync failed (those its commit held), and answers the later ones", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "cellar-group-"));
 		const real = fs.fdatasync;
 		const db = await openDatabase({ dataDir: dir });
@@ -201,23 +207,56 @@ describe("lib/db SQLite durability", function () {
 			(fs as { fdatasync: typeof fs.fdatasync }).fdatasync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
 				if (!fail) return real(fd, cb);
 				fail = false;
-				// Slow and failing: the second writer runs its transaction meanwhile.
 				setTimeout(() => cb(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" })), 50);
 			}) as typeof fs.fdatasync;
+			// Both end in the same turn of the event loop: one commit holds them, and its sync fails.
 			const failed = db.transaction(async (trx) => {
 				await trx.insertInto("markers").values({ name: "unsynced", value: "1" }).execute();
 			});
-			const other = db.transaction(async (trx) => {
+			const alsoFailed = db.kysely.insertInto("markers").values({ name: "unsynced-2", value: "1" }).execute();
+			await assert.rejects(failed, /EIO/);
+			await assert.rejects(alsoFailed, /EIO/);
+			await db.transaction(async (trx) => {
 				await trx.insertInto("markers").values({ name: "other", value: "1" }).execute();
-				await new Promise((r) => setTimeout(r, 100)); // still open when the first one's sync fails
+				await new Promise((r) => setTimeout(r, 20)); // a transaction spanning turns of the event loop
 				await trx.insertInto("markers").values({ name: "other-2", value: "1" }).execute();
 			});
-			await assert.rejects(failed, /EIO/);
-			await other;
 			const names = (await db.kysely.selectFrom("markers").select("name").where("name", "like", "other%").execute()).map((r) => r.name).sort();
 			assert.deepEqual(names, ["other", "other-2"]);
 		} finally {
 			(fs as { fdatasync: typeof fs.fdatasync }).fdatasync = real;
+			await db.close();
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
+	it("commits the transactions that end together at once, a failed one rolled back alone", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cellar-group-"));
+		const db = await openDatabase({ dataDir: dir });
+		try {
+			await db.kysely.insertInto("markers").values({ name: "taken", value: "0" }).execute();
+			const before = walFrames(dir);
+			const outcomes = await Promise.allSettled(
+				Array.from({ length: 30 }, (_, i) =>
+					db.transaction(async (trx) => {
+						await trx.insertInto("markers").values({ name: `g-${i}`, value: "1" }).execute();
+						// Every third one fails after its first write: that write goes, the others' stay.
+						if (i % 3 === 0) await trx.insertInto("markers").values({ name: "taken", value: "1" }).execute();
+						await trx.updateTable("markers").set({ value: String(i) }).where("name", "=", `g-${i}`).execute();
+					}),
+				),
+			);
+			assert.deepEqual(outcomes.map((o) => o.status), Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? "rejected" : "fulfilled")));
+			const rows = await db.kysely.selectFrom("markers").select(["name", "value"]).where("name", "like", "g-%").execute();
+			assert.deepEqual(rows.map((r) => r.name).sort(), Array.from({ length: 30 }, (_, i) => i).filter((i) => i % 3).map((i) => `g-${i}`).sort());
+			for (const r of rows) assert.equal(r.value, r.name.slice(2));
+			// 20 transactions that each changed the same table page: the log grew by a few commits' pages, not 20.
+			const frames = walFrames(dir) - before;
+			assert.ok(frames < 20, `${frames} log frames for 20 transactions`);
+			// A plain write after them runs on its own, and is answered.
+			await db.kysely.insertInto("markers").values({ name: "after", value: "1" }).execute();
+			assert.equal((await db.kysely.selectFrom("markers").select("value").where("name", "=", "after").executeTakeFirst())?.value, "1");
+		} finally {
 			await db.close();
 			rmSync(dir, { recursive: true, force: true });
 		}
