@@ -1,3 +1,6 @@
+/** What answers show in place of a stored secret (a bind password, a client secret); sent back, it keeps the stored one. */
+export const SECRET_MASK = "********";
+
 const HTML_ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 /** `s` as text inside HTML, element content or a quoted attribute alike. */
 export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);

@@ -5,7 +5,7 @@
 import { sql, type Transaction } from "kysely";
 import type { Db } from "./index";
 import type { Database } from "./schema";
-import { CompiledShapes, fromJson } from "./sql";
+import { fromJson, lazy } from "./sql";
 
 export type OwnerType = "NODE" | "USER";
 
@@ -184,7 +184,7 @@ export class ActivityRepo {
 
 	/** All the nodes a user follows with their events, when they are at most `max`; null when there are more. */
 	async followedByUser(userId: string, max = FEW): Promise<Map<string, string[]> | null> {
-		const rows = (await this.db.kysely.executeQuery<{ object_id: string; events: string }>(this.followedQuery.with("", [userId, "NODE", max + 1]))).rows;
+		const rows = (await this.db.kysely.executeQuery<{ object_id: string; events: string }>({ ...this.followedQuery(), parameters: [userId, "NODE", max + 1] })).rows;
 		if (rows.length > max) return null;
 		return new Map(rows.map((r) => [r.object_id, fromJson<string[]>(r.events, [])]));
 	}
@@ -198,9 +198,7 @@ export class ActivityRepo {
 	}
 
 	// No ORDER BY: ordered by object, SQLite would walk the primary key through every user's NODE subscriptions.
-	private readonly followedQuery = new CompiledShapes<"">(() =>
-		this.db.kysely.selectFrom("activity_subscriptions").select(["object_id", "events"]).where("user_id", "=", "").where("object_type", "=", "").limit(1).compile(),
-	);
+	private readonly followedQuery = lazy(() => this.db.kysely.selectFrom("activity_subscriptions").select(["object_id", "events"]).where("user_id", "=", "").where("object_type", "=", "").limit(1).compile());
 
 	/**
 	 * Subscriptions, filtered by objects and/or users (an empty or absent filter does not filter), at most

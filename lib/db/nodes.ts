@@ -26,15 +26,9 @@ import { ancestors, baseName, parentOf } from "../tree/paths";
 import { isForeignKeyViolation } from "./errors";
 import type { Db } from "./index";
 import type { Database, NodesTable } from "./schema";
-import { CompiledShapes, fromJson, orNull, prefixEnd } from "./sql";
+import { CompiledShapes, fromJson, lazy, orNull, prefixEnd } from "./sql";
 
 export type NodeType = "LEAF" | "COLLECTION";
-
-/** `make()`'s value, made on first use. */
-function lazy<T>(make: () => T): () => T {
-	let v: T | undefined;
-	return () => (v ??= make());
-}
 
 export interface NodeRecord {
 	uuid: string;

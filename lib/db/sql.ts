@@ -55,6 +55,12 @@ export const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null
 /** Absent instead of null on the way out, as the documents had it. */
 export const orUndefined = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
+/** `make()`'s value, made on first use: a query of one shape, compiled by Kysely once (see CompiledShapes). */
+export function lazy<T>(make: () => T): () => T {
+	let v: T | undefined;
+	return () => (v ??= make());
+}
+
 /**
  * Queries every stat or listing runs, compiled by Kysely once per shape (which optional filters, how many values
  * in an IN list) and then run with each call's values: building and compiling a query costs as much CPU as

@@ -5,6 +5,7 @@ import { FilterParser } from "ldapts";
 import { BadRequestError } from "../errors";
 import { checkIdentifier } from "../identity/validate";
 import { parseSchedule } from "../scheduler/schedule";
+import { SECRET_MASK as MASK } from "../strings";
 
 /** Cells' authLdapSearchFilter. */
 export interface LdapSearchFilter {
@@ -72,7 +73,7 @@ export type Connection = "normal" | "ssl" | "starttls";
 export type Scope = "sub" | "one" | "base";
 
 /** What answers carry instead of a bind password. */
-export const MASK = "********";
+export { MASK };
 
 const CONFIG_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 // host:port, the host a name, an IPv4 address or a bracketed IPv6 address.

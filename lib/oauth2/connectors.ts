@@ -6,9 +6,10 @@ import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
 import { checkIdentifier } from "../identity/validate";
 import type { OAuth2Repo } from "../db/oauth2";
 import type { ConnectorTypeConfig, LoginConnector, OAuth2Connector } from "./model";
+import { SECRET_MASK as MASK } from "../strings";
 
 /** What answers show instead of a secret, and what a client sends back to keep it. */
-export const MASK = "********";
+export { MASK };
 export const BUILTIN_CONNECTOR = "pydio";
 
 interface TypeRules {
