@@ -71,40 +71,86 @@ function isZero(v: unknown): boolean {
 	return false;
 }
 
+type Encoder = (value: unknown) => unknown;
+
+/** Encoders by document (its definitions) and schema: each schema is walked once, not at every answer. */
+const encoders = new WeakMap<Defs, WeakMap<Schema, Encoder>>();
+/** A schema that says nothing of its values (`additionalProperties: true`, a missing `items`). */
+const ANY: Schema = {};
+
+const asIs: Encoder = (v) => (v === null || v === undefined ? undefined : v);
+
 export function encode(value: unknown, schema: Schema | undefined, defs: Defs): unknown {
+	return encoderFor(schema, defs)(value);
+}
+
+/** `encode` for one schema, made once: the $refs resolved, the properties' encoders looked up by name. */
+function encoderFor(schema: Schema | undefined, defs: Defs): Encoder {
+	if (!schema) return asIs;
+	let byDoc = encoders.get(defs);
+	if (!byDoc) encoders.set(defs, (byDoc = new WeakMap()));
+	const known = byDoc.get(schema);
+	if (known) return known;
+	// Stored before its parts are made: a schema that contains itself (a node's children) finds it.
+	let impl: Encoder = asIs;
+	const enc: Encoder = (v) => impl(v);
+	byDoc.set(schema, enc);
+	impl = compileEncoder(schema, defs);
+	return enc;
+}
+
+function compileEncoder(schema: Schema, defs: Defs): Encoder {
 	const s = resolve(schema, defs);
-	if (value === null || value === undefined) return undefined;
-	if (!s) return value;
+	if (!s) return asIs;
 	const type = s.type ?? (s.properties || s.additionalProperties ? "object" : undefined);
 	switch (type) {
 		case "object": {
-			if (typeof value !== "object" || Array.isArray(value)) return value;
-			const out: Record<string, unknown> = {};
-			for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-				let sub: Schema | undefined = s.properties?.[k];
-				if (!sub) {
-					if (s.additionalProperties) sub = s.additionalProperties === true ? {} : s.additionalProperties;
-					else if (s.properties) continue; // not part of the message: never leaks to the wire
+			const props = s.properties ? new Map(Object.entries(s.properties).map(([k, sub]) => [k, encoderFor(sub, defs)])) : undefined;
+			const extra = s.additionalProperties ? encoderFor(s.additionalProperties === true ? ANY : s.additionalProperties, defs) : undefined;
+			return (value) => {
+				if (value === null || value === undefined) return undefined;
+				if (typeof value !== "object" || Array.isArray(value)) return value;
+				const out: Record<string, unknown> = {};
+				const obj = value as Record<string, unknown>;
+				for (const k of Object.keys(obj)) {
+					const prop = props?.get(k);
+					if (prop) {
+						const e = prop(obj[k]);
+						if (!isZero(e)) out[k] = e;
+					} else if (extra) {
+						// Map values are kept even when empty: a map entry is data, not a zero field.
+						const e = extra(obj[k]);
+						if (e !== undefined) out[k] = e;
+					} else if (!props) {
+						const e = asIs(obj[k]);
+						if (!isZero(e)) out[k] = e;
+					}
+					// else: not part of the message, never leaks to the wire
 				}
-				const e = encode(v, sub, defs);
-				// Map values are kept even when empty: a map entry is data, not a zero field.
-				if (!s.properties?.[k] && s.additionalProperties ? e !== undefined : !isZero(e)) out[k] = e;
-			}
-			return out;
+				return out;
+			};
 		}
-		case "array":
-			return Array.isArray(value) ? value.map((v) => encode(v, s.items, defs) ?? {}) : value;
+		case "array": {
+			const item = encoderFor(s.items ?? ANY, defs);
+			return (value) => (value === null || value === undefined ? undefined : Array.isArray(value) ? value.map((v) => item(v) ?? {}) : value);
+		}
 		case "string":
 			if (s.enum) {
-				const name = typeof value === "number" ? s.enum[value] : value;
-				return name === s.enum[0] ? undefined : name;
+				const names = s.enum;
+				return (value) => {
+					if (value === null || value === undefined) return undefined;
+					const name = typeof value === "number" ? names[value] : value;
+					return name === names[0] ? undefined : name;
+				};
 			}
-			if (s.format === "int64" || s.format === "uint64") {
-				const str = typeof value === "number" ? String(Math.trunc(value)) : value;
-				return str === "0" ? undefined : str;
-			}
-			return value;
+			if (s.format === "int64" || s.format === "uint64")
+				return (value) => {
+					if (value === null || value === undefined) return undefined;
+					const str = typeof value === "number" ? String(Math.trunc(value)) : value;
+					return str === "0" ? undefined : str;
+				};
+			return asIs;
 		default:
-			return value;
+			return asIs;
 	}
 }
