@@ -125,6 +125,21 @@ function childRecord(r: ChildRow, parent: string | null): NodeRecord {
 
 export const rootUuidOf = (ds: string): string => `DATASOURCE:${ds}`;
 
+/** A row `lockAncestors` read and locked. */
+interface LockedRow {
+	uuid: string;
+	ds: string;
+	path: string;
+	type: NodeType;
+}
+
+/** A folder row as a parent: undefined when absent, ConflictError when it is a file. */
+function folderOf(row: { uuid: string; type: string } | undefined, name: string): { uuid: string } | undefined {
+	if (!row) return undefined;
+	if (row.type !== "COLLECTION") throw new ConflictError(`${name} is a file`, "node.exists");
+	return { uuid: row.uuid };
+}
+
 function merged(meta: Record<string, string>, changes: Record<string, string | undefined>): Record<string, string> {
 	const out = { ...meta };
 	for (const [k, v] of Object.entries(changes)) {
@@ -196,8 +211,10 @@ export class NodesRepo {
 		const mtime = n.mtime ?? this.now();
 		const size = n.size ?? 0;
 		return this.db.transaction(async (trx) => {
-			await this.lockAncestors(trx, n.ds, [n.path]);
-			const parent = await this.folder(trx, n.ds, parentOf(n.path));
+			// On PostgreSQL the lock's own read gives the parent folder (one round trip fewer under the root's lock).
+			const locked = await this.lockAncestors(trx, n.ds, [n.path]);
+			const parentPath = parentOf(n.path);
+			const parent = folderOf(locked.find((r) => r.ds === n.ds && r.path === parentPath), parentPath || n.ds) ?? (await this.folder(trx, n.ds, parentPath));
 			let row: Row;
 			try {
 				row = await trx
@@ -224,8 +241,8 @@ export class NodesRepo {
 				if (isForeignKeyViolation(err)) throw new NotFoundError(`Parent folder of ${n.path} does not exist`, "node.notfound");
 				throw err;
 			}
-			await this.count(trx, parent.uuid, row.type, row.name, 1);
-			await this.addToAncestors(trx, n.ds, n.path, size, mtime);
+			// The parent's count of children and every ancestor's size and time: one statement.
+			await this.addToAncestors(trx, n.ds, n.path, size, mtime, visible(row.name) ? { folder: parent.uuid, column: row.type === "LEAF" ? "files" : "folders", delta: 1 } : undefined);
 			return toRecord(row);
 		});
 	}
@@ -533,9 +550,9 @@ export class NodesRepo {
 	/** The folder at `path`: NotFoundError when missing, ConflictError when it is a file. */
 	private async folder(trx: Trx, ds: string, path: string): Promise<{ uuid: string }> {
 		const p = await trx.selectFrom("nodes").select(["uuid", "type"]).where("ds", "=", ds).where("path", "=", path).executeTakeFirst();
-		if (!p) throw new NotFoundError(`Folder ${path || ds} does not exist`, "node.notfound");
-		if (p.type !== "COLLECTION") throw new ConflictError(`${path} is a file`, "node.exists");
-		return { uuid: p.uuid };
+		const f = folderOf(p, path || ds);
+		if (!f) throw new NotFoundError(`Folder ${path || ds} does not exist`, "node.notfound");
+		return f;
 	}
 
 	/** The row at `path`, locked for the transaction on PostgreSQL (SQLite's writer holds the whole file). */
@@ -561,8 +578,9 @@ export class NodesRepo {
 	}
 
 	/** PostgreSQL: locks the folders above `paths` (and above `paths2` in `ds2`), root first. */
-	private async lockAncestors(trx: Trx, ds: string, paths: string[], ds2?: string, paths2?: string[]): Promise<void> {
-		if (!this.pg) return;
+	/** The rows locked (PostgreSQL; none on SQLite, whose writers run one at a time), root first. */
+	private async lockAncestors(trx: Trx, ds: string, paths: string[], ds2?: string, paths2?: string[]): Promise<LockedRow[]> {
+		if (!this.pg) return [];
 		const keys = new Set<string>();
 		const wanted: { ds: string; path: string }[] = [];
 		const add = (d: string, p: string) => {
@@ -570,10 +588,10 @@ export class NodesRepo {
 		};
 		for (const p of paths) add(ds, p);
 		if (ds2 !== undefined) for (const p of paths2 ?? []) add(ds2, p);
-		if (!wanted.length) return;
-		await trx
+		if (!wanted.length) return [];
+		return trx
 			.selectFrom("nodes")
-			.select("uuid")
+			.select(["uuid", "ds", "path", "type"])
 			.where((eb) => eb.or(wanted.map((w) => eb.and([eb("ds", "=", w.ds), eb("path", "=", w.path)]))))
 			.orderBy("ds")
 			.orderBy("path")
@@ -592,12 +610,17 @@ export class NodesRepo {
 			.execute();
 	}
 
-	private async addToAncestors(trx: Trx, ds: string, path: string, delta: number, mtime: number): Promise<void> {
+	/** Every ancestor's size and time; with `child`, the parent folder's count of children too, in the same statement. */
+	private async addToAncestors(trx: Trx, ds: string, path: string, delta: number, mtime: number, child?: { folder: string; column: "files" | "folders"; delta: 1 | -1 }): Promise<void> {
 		const paths = ancestors(path);
 		if (!paths.length) return;
 		await trx
 			.updateTable("nodes")
-			.set((eb) => ({ size: eb("size", "+", delta), mtime }))
+			.set((eb) => ({
+				size: eb("size", "+", delta),
+				mtime,
+				...(child ? { [child.column]: eb(child.column, "+", eb.case().when("uuid", "=", child.folder).then(child.delta).else(0).end()) } : {}),
+			}))
 			.where("ds", "=", ds)
 			.where("path", "in", paths)
 			.execute();
