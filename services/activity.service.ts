@@ -11,10 +11,11 @@
  * per cell), `tree.changed` (broadcast; collected for 500 ms or 200 changes and written in one transaction by one
  * replica — the one on the node that made the change, or every replica when that node runs none, the rows'
  * idempotency keys then keeping one copy), `$services.changed` (which nodes run this service is asked again).
- * `activity.subscribed` (broadcast, its own included: each replica forgets what it kept of that user's subscriptions).
+ * `activity.subscribed` (broadcast, its own included: each replica forgets what it kept of that user's subscriptions);
+ * `identity.changed` for deleted users also empties that cache.
  * Emits: `activity.posted` (broadcast) {items: [{ownerId, activity}]} for new inbox activities (websocket pushes),
- * `activity.subscribed` (broadcast) {UserId} after a subscription changes, and for each deleted user once their
- * subscriptions are gone (gateways drop cached listings, replicas their followed caches).
+ * `activity.subscribed` (broadcast) {UserId} after a subscription changes (gateways drop cached listings, replicas
+ * their followed caches).
  * Internal: `activity.followed` {UserId, ObjectIds} (the tree's `user_subscriptions` meta; lib/activity/followed
  * keeps each user's few subscriptions in memory, 30 s at most).
  * Calls: `tree.visible`, `tree.uuidsAt`, `users.byLogin`, `users.authInfo`, `workspaces.accessible`, `mailer.queue`.
@@ -35,8 +36,6 @@ import type { SubscriptionRecord } from "../lib/db/activity";
 import { broadcast, call, serviceRunsOn, type IdentityChange, type PublicUser, type TreeChange, type TreeRead } from "../lib/contracts";
 
 const PRUNE_EVERY_MS = 3600_000;
-/** Users whose deletion is broadcast one by one to the other replicas' followed caches; beyond, their TTL does it. */
-const MAX_FORGET_BROADCASTS = 1000;
 
 const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, ActivityVars> = {
 	name: "activity",
@@ -133,17 +132,13 @@ const ActivityService: ServiceSchema<ServiceSettingSchema, ActivityMethods, Acti
 		"identity.changed"(this: ActivityThis, ctx: Context<IdentityChange, Meta>) {
 			const c = ctx.params;
 			if ((c.kind === "user" || c.kind === "group") && c.deleted?.length) {
-				// Every replica forgets what it kept; the one that clears the store tells them again once it is done
-				// (a stat in between could have kept the subscriptions being removed).
+				// Every replica forgets what it kept of them (only their own requests read it, and they are refused from
+				// now on); the one that clears the store forgets again once it is done.
 				this.followed.clear();
 				if (!this.handles(ctx)) return;
-				const deleted = c.deleted;
 				this.repo
-					.deleteUsers(deleted)
-					.then(async () => {
-						this.followed.clear();
-						for (const UserId of deleted.slice(0, MAX_FORGET_BROADCASTS)) await broadcast(this.broker, "activity.subscribed", { UserId });
-					})
+					.deleteUsers(c.deleted)
+					.then(() => this.followed.clear())
 					.catch((e: Error) => this.logger.warn(`Clearing the activities of deleted users failed: ${e.message}`));
 				return;
 			}

@@ -9,8 +9,6 @@ import { fromJson, lazy } from "./sql";
 
 export type OwnerType = "NODE" | "USER";
 
-/** Node subscriptions of one user matched in memory (followedNodes); more are looked up by node. */
-const FEW = 200;
 export type BoxName = "inbox" | "outbox";
 export type MarkerName = "lastread" | "lastsent";
 
@@ -27,16 +25,6 @@ export interface ActivityEntry {
 	published: number;
 	/** JSON text of the activity. */
 	body: string;
-}
-
-/** The entries of `followed` for these nodes (those followed). */
-export function pick(followed: ReadonlyMap<string, string[]>, objectIds: readonly string[]): Record<string, string[]> {
-	const out: Record<string, string[]> = {};
-	for (const id of objectIds) {
-		const events = followed.get(id);
-		if (events) out[id] = events;
-	}
-	return out;
 }
 
 export interface SubscriptionRecord {
@@ -172,18 +160,10 @@ export class ActivityRepo {
 	}
 
 	/**
-	 * The events a user follows on each of these nodes (those followed), for a stat or a listing page. Most users
-	 * follow few nodes or none: their subscriptions are read by user (one probe of the user index, one compiled
-	 * query) and matched here; a user following more than FEW nodes has these nodes looked up one by one.
+	 * All the nodes a user follows with their events, when they are at most `max` (one probe of the user index, one
+	 * compiled query); null when there are more (lib/activity/followed then looks the nodes of each answer up).
 	 */
-	async followedNodes(userId: string, objectIds: readonly string[]): Promise<Record<string, string[]>> {
-		if (!objectIds.length) return {};
-		const mine = await this.followedByUser(userId, FEW);
-		return mine ? pick(mine, objectIds) : this.followedAmong(userId, objectIds);
-	}
-
-	/** All the nodes a user follows with their events, when they are at most `max`; null when there are more. */
-	async followedByUser(userId: string, max = FEW): Promise<Map<string, string[]> | null> {
+	async followedByUser(userId: string, max: number): Promise<Map<string, string[]> | null> {
 		const rows = (await this.db.kysely.executeQuery<{ object_id: string; events: string }>({ ...this.followedQuery(), parameters: [userId, "NODE", max + 1] })).rows;
 		if (rows.length > max) return null;
 		return new Map(rows.map((r) => [r.object_id, fromJson<string[]>(r.events, [])]));

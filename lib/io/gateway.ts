@@ -11,7 +11,7 @@ import { Transform } from "node:stream";
 import { IoTransfers } from "./transfers";
 import { lookup as mimeLookup } from "mime-types";
 import type { Identity } from "../auth/identity";
-import type { ObjectStore } from "../storage/types";
+import { checkRoom, type ObjectStore } from "../storage/types";
 import { parseS3Request, BUCKETS, resolveRange, contentRange, validateKey, MAX_UPLOAD_ID, type S3Request } from "./request";
 import { extractCredentials, verifySigV4, GATEWAY_SECRET, type VerifyOk } from "./sigv4";
 import { createBodyDecoder, checkedChecksumHeader } from "./chunked";
@@ -86,13 +86,6 @@ function safeEntryPathOrNull(name: string): string | null {
 }
 /** `<anything>-<SelectionUUID>.zip`: the download of a saved selection. */
 const SELECTION_ZIP = /-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.zip$/;
-
-/** An upload announcing more than the storage has left is refused before a byte is written (when the store can tell). */
-async function checkRoom(store: ObjectStore, size: number | undefined): Promise<void> {
-	if (size === undefined || !store.freeSpace) return;
-	const free = await store.freeSpace();
-	if (size > free) throw new S3Error("EntityTooLarge", `${size} bytes do not fit: the datasource's storage has ${free} bytes left`);
-}
 
 /** Refuses an object larger than the configured upload limit. */
 function checkLimit(size: number | undefined, max: number): void {

@@ -1,7 +1,7 @@
 // The storage contract of a datasource: where file bytes live (a local folder or an S3 bucket). The tree service
 // and the /io S3 gateway talk to an ObjectStore only; `openStore()` (lib/storage/index.ts) builds one from a
 // Cells-style DataSource. ETags are returned the way S3 returns them: wrapped in double quotes.
-import { CellarError } from "../errors";
+import { CellarError, PayloadTooLargeError } from "../errors";
 
 export interface ObjectInfo {
 	key: string;
@@ -45,6 +45,13 @@ export interface ObjectStore {
 	abortMultipart(uploadId: string): Promise<void>;
 	/** Free bytes where the store writes, when it can tell (a local filesystem; not S3). */
 	freeSpace?(): Promise<number>;
+}
+
+/** Refuses (413) content of `size` bytes that the store says it has no room for (a store that cannot tell: no check). */
+export async function checkRoom(store: ObjectStore, size: number | undefined): Promise<void> {
+	if (size === undefined || !store.freeSpace) return;
+	const free = await store.freeSpace();
+	if (size > free) throw new PayloadTooLargeError(`${size} bytes do not fit: the datasource's storage has ${free} bytes left`);
 }
 
 /** HTTP 416: a Range whose start lies past the end of the object. */

@@ -4,8 +4,8 @@
 // leaves at worst an unreferenced object, never a node without content.
 import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
-import type { ObjectStore } from "../storage/types";
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, PayloadTooLargeError } from "../errors";
+import { checkRoom, type ObjectStore } from "../storage/types";
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { TreeIndex } from "./index";
 import { baseName, joinPath, parentOf } from "./paths";
 import { RECYCLE_BIN, type NodeDoc } from "./model";
@@ -96,10 +96,7 @@ export class TreeOperations {
 		const ds = await this.datasource(dsName);
 		// An announced size that the storage cannot hold is refused before the missing folders are made: a refused
 		// upload leaves nothing.
-		if (size !== undefined && ds.store.freeSpace) {
-			const free = await ds.store.freeSpace();
-			if (size > free) throw new PayloadTooLargeError(`${size} bytes do not fit: the datasource's storage has ${free} bytes left`);
-		}
+		await checkRoom(ds.store, size);
 		await this.mkdir(dsName, parentOf(path), true);
 		const existing = await this.index.get(dsName, path);
 		if (existing?.type === "COLLECTION") throw new ConflictError(`${path} is a folder`, "node.exists");

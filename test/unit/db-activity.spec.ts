@@ -2,6 +2,7 @@
 // markers (moving forward only), who a digest mails (in one statement), subscriptions (upsert, removal by empty events,
 // filters), deleted nodes (in the batch's transaction) and deleted users, and the pruning by age and by size.
 import assert from "node:assert/strict";
+import { FollowedNodes } from "../../lib/activity/followed";
 import { ActivityRepo, sequence, type ActivityEntry } from "../../lib/db/activity";
 import { countingStatements, onEveryBackend } from "../helpers/db";
 
@@ -84,17 +85,19 @@ onEveryBackend("ActivityRepo", (h) => {
 		assert.deepEqual((await repo.subscriptions({ userIds: ["bob"] })).map((s) => s.ObjectId), ["n2"]);
 	});
 
-	it("followedNodes: the events a user follows on the nodes asked, by user for a few subscriptions, by node for many", async () => {
+	it("followed nodes (lib/activity/followed over the repository): the events a user follows on the nodes asked, by user for a few subscriptions, by node for many", async () => {
+		// A fresh cache for each question: what the store answers, not what was kept.
+		const followedNodes = (user: string, ids: string[]) => new FollowedNodes({ byUser: (u, max) => repo.followedByUser(u, max), among: (u, nodes) => repo.followedAmong(u, nodes) }).of(user, ids);
 		await repo.subscribe({ UserId: "ivy", ObjectType: "NODE", ObjectId: "f1", Events: ["read", "change"] });
 		await repo.subscribe({ UserId: "ivy", ObjectType: "NODE", ObjectId: "f3", Events: ["change"] });
 		await repo.subscribe({ UserId: "ivy", ObjectType: "USER", ObjectId: "f2", Events: ["change"] });
 		await repo.subscribe({ UserId: "jon", ObjectType: "NODE", ObjectId: "f2", Events: ["change"] });
-		assert.deepEqual(await repo.followedNodes("ivy", ["f1", "f2", "f3", "f4", "f1"]), { f1: ["read", "change"], f3: ["change"] });
-		assert.deepEqual(await repo.followedNodes("ivy", []), {});
-		assert.deepEqual(await repo.followedNodes("kim", ["f1", "f2"]), {});
+		assert.deepEqual(await followedNodes("ivy", ["f1", "f2", "f3", "f4", "f1"]), { f1: ["read", "change"], f3: ["change"] });
+		assert.deepEqual(await followedNodes("ivy", []), {});
+		assert.deepEqual(await followedNodes("kim", ["f1", "f2"]), {});
 		// More subscriptions than are matched in memory: the nodes asked are looked up, with the same answer.
 		for (let i = 0; i < 205; i++) await repo.subscribe({ UserId: "ivy", ObjectType: "NODE", ObjectId: `g${String(i).padStart(3, "0")}`, Events: ["read"] });
-		assert.deepEqual(await repo.followedNodes("ivy", ["f1", "f2", "f3", "g204", "zz"]), { f1: ["read", "change"], f3: ["change"], g204: ["read"] });
+		assert.deepEqual(await followedNodes("ivy", ["f1", "f2", "f3", "g204", "zz"]), { f1: ["read", "change"], f3: ["change"], g204: ["read"] });
 	});
 
 	it("drops the boxes of nodes a batch deleted, and the subscriptions to them, in the batch's transaction", async () => {
